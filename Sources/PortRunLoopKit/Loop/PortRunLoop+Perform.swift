@@ -1,0 +1,85 @@
+import Foundation
+
+extension PortRunLoop {
+    /// Queues `block` to run on the loop's thread during a run in one of `modes` (default: the
+    /// common modes) and wakes the loop if it sleeps. Blocks from one thread run in the order they
+    /// were queued. Unlike corelibs' `RunLoop.perform`, this wakes a sleeping loop.
+    ///
+    /// - Returns: false when the loop is shut down (the block will never run).
+    ///
+    /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
+    @discardableResult
+    public func perform(inModes modes: [RunLoop.Mode] = [.common], _ block: @escaping @Sendable () -> Void) -> Bool {
+        precondition(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
+        let set: ModeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
+        return enqueue(QueuedWork(modes: set, kind: .block(block)))
+    }
+
+    /// Appends to the inbox and rings the doorbell if the owner is parked. The hot path of
+    /// `perform`: one lock, no allocation beyond the caller's closure, at most one signal per sleep.
+    @discardableResult
+    func enqueue(_ work: QueuedWork) -> Bool {
+        let (accepted, ring) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.isShutDown else { return (false, false) }
+            inbox.work.append(work)
+            return (true, inbox.takeRingDuty())
+        }
+        if ring { ringDoorbell() }
+        return accepted
+    }
+
+    /// Runs `body` on the loop's thread and returns its value or rethrows its error; the Swift
+    /// answer to `performSelector:onThread:withObject:waitUntilDone:YES` with a result.
+    ///
+    /// - On the loop's own thread the body runs inline, at once.
+    /// - When the loop is shut down (its thread exited, or its ``RunLoopThread`` stopped) it throws
+    ///   ``PortRunLoopError/loopShutDown`` at once, and also if the loop shuts down before the body
+    ///   started. It never hangs on a dead loop.
+    /// - `timeout` bounds the wait for the body to *start*: if it has not started by then, it is
+    ///   withdrawn (it will never run) and ``PortRunLoopError/timedOut`` is thrown. A body that has
+    ///   started always runs to completion and its result is returned.
+    /// - The body runs in the loop's common modes, and also while the loop's thread is itself
+    ///   waiting in `performAndWait`: a waiting thread keeps serving calls made to it, so two loop
+    ///   threads calling each other at the same time do not deadlock.
+    ///
+    /// Thread-safety: any thread.
+    public func performAndWait<T: Sendable>(timeout: Duration? = nil, _ body: @Sendable () throws -> T) throws -> T {
+        if isCurrentThread { return try body() }
+        return try withoutActuallyEscaping(body) { escapable in
+            let waiterLoop = PortRunLoop.existingForCurrentThread()
+            let call = SynchronousCall(body: escapable, waiter: waiterLoop)
+            guard enqueue(QueuedWork(modes: .common, kind: .call(call))) else { throw PortRunLoopError.loopShutDown }
+            let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
+            call.waitForCompletion(deadline: deadline)
+            return try call.takeResult()
+        }
+    }
+
+    /// Runs queued work that belongs to `mode`, oldest first, one item at a time so that a nested
+    /// run started by an item continues with the next one (FIFO survives nesting). Runs at most as
+    /// many items as were queued on entry, so self-requeueing work cannot starve other sources.
+    func runQueuedWork(mode: RunLoop.Mode) -> Bool {
+        var budget = localWork.count
+        var handled = false
+        let common = ownerCommonModes
+        while budget > 0 {
+            budget -= 1
+            guard let index = localWork.firstIndex(where: { $0.matches(mode, commonModes: common) }) else { break }
+            let item = index == localWork.startIndex ? localWork.removeFirst() : localWork.remove(at: index)
+            switch item.kind {
+            case .block(let block): block()
+            case .call(let call): call.run()
+            }
+            performsRun.increment()
+            handled = true
+        }
+        return handled
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

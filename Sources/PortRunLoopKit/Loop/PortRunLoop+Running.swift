@@ -1,0 +1,199 @@
+import Foundation
+
+extension PortRunLoop {
+    /// Runs the default mode until ``stop()`` is called or the mode has no ports, fd sources, timers
+    /// or queued work left (Foundation's `run()`, except that ``stop()`` works on it).
+    ///
+    /// Thread-safety: the loop's own thread only (precondition).
+    public func run() {
+        preconditionOnLoopThread("PortRunLoop.run()")
+        while true {
+            switch runSpecific(mode: .default, deadline: .infinity, returnAfterSourceHandled: false) {
+            case .stopped, .finished: return
+            case .timedOut, .handledSource: continue
+            }
+        }
+    }
+
+    /// Runs the default mode until `date`, ``stop()``, or the mode running dry.
+    ///
+    /// Thread-safety: the loop's own thread only (precondition).
+    public func run(until date: Date) {
+        preconditionOnLoopThread("PortRunLoop.run(until:)")
+        let deadline = Self.checkedDeadline(date, "PortRunLoop.run(until:)")
+        while true {
+            switch runSpecific(mode: .default, deadline: deadline, returnAfterSourceHandled: false) {
+            case .stopped, .finished, .timedOut: return
+            case .handledSource: continue
+            }
+        }
+    }
+
+    /// Runs `mode` once: returns after the first batch of sources was handled, or at `date`.
+    /// Returns false at once, without waiting, when the mode has nothing scheduled in it
+    /// (Foundation's `run(mode:before:)`).
+    ///
+    /// Thread-safety: the loop's own thread only (precondition).
+    @discardableResult
+    public func run(mode: RunLoop.Mode, before date: Date) -> Bool {
+        preconditionOnLoopThread("PortRunLoop.run(mode:before:)")
+        let deadline = Self.checkedDeadline(date, "PortRunLoop.run(mode:before:)")
+        return runSpecific(mode: mode, deadline: deadline, returnAfterSourceHandled: true) != .finished
+    }
+
+    /// Runs `mode` for at most `timeout` seconds (CFRunLoopRunInMode). With
+    /// `returnAfterSourceHandled` it returns after the first batch of handled sources.
+    ///
+    /// Thread-safety: the loop's own thread only (precondition).
+    @discardableResult
+    public func run(mode: RunLoop.Mode, timeout: TimeInterval, returnAfterSourceHandled: Bool) -> RunLoopRunResult {
+        preconditionOnLoopThread("PortRunLoop.run(mode:timeout:returnAfterSourceHandled:)")
+        precondition(!timeout.isNaN, "PortRunLoop.run(mode:timeout:returnAfterSourceHandled:): timeout is NaN")
+        let deadline = timeout >= 100 * 365 * 86_400 ? .infinity : System.monotonicSeconds() + max(timeout, 0)
+        return runSpecific(mode: mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+    }
+
+    /// Ends the innermost run in progress, from any thread (CFRunLoopStop). A no-op when the loop is
+    /// not running at the moment of the call: it does not carry over to a later run.
+    ///
+    /// Thread-safety: any thread.
+    public func stop() {
+        if isCurrentThread {
+            if !frames.isEmpty { frames[frames.count - 1].stopped = true }
+            return
+        }
+        let ring = inbox.withLock { inbox -> Bool in
+            guard inbox.runDepth > 0 else { return false }
+            inbox.stopRequested = true
+            return inbox.takeRingDuty()
+        }
+        if ring { ringDoorbell() }
+    }
+
+    /// Wakes the loop if it is sleeping, so that it re-examines its sources (CFRunLoopWakeUp). A
+    /// wake-up sent while it is busy makes its next wait return at once.
+    ///
+    /// Thread-safety: any thread.
+    public func wakeUp() {
+        let ring = inbox.withLock { inbox -> Bool in
+            inbox.wakePending = true
+            return inbox.takeRingDuty()
+        }
+        if ring { ringDoorbell() }
+    }
+
+    /// The mode of the innermost run in progress, or nil when the loop is not running
+    /// (`RunLoop.currentMode`).
+    ///
+    /// Thread-safety: the loop's own thread only (precondition).
+    public var currentMode: RunLoop.Mode? {
+        preconditionOnLoopThread("PortRunLoop.currentMode")
+        return frames.last?.mode
+    }
+
+    @inline(__always) func ringDoorbell() {
+        wakeSignals.increment()
+        doorbell.activate()
+    }
+
+    static func checkedDeadline(_ date: Date, _ caller: String) -> Double {
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "\(caller): the date is NaN")
+        return date.monotonicDeadline
+    }
+
+    // MARK: - The run itself
+
+    /// The one run implementation every public run method and synchronous wait goes through.
+    /// `until`, when given, ends the run (`.handledSource`) as soon as it returns true; such runs
+    /// never report `.finished`.
+    func runSpecific(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
+                     until condition: (() -> Bool)? = nil) -> RunLoopRunResult {
+        if condition == nil, modeIsEmpty(mode) { return .finished }
+        if inbox.withLock({ $0.isShutDown }) { return .finished }
+        let previousMode = armedMode
+        frames.append(RunFrame(mode: mode))
+        inbox.withLock { $0.runDepth += 1 }
+        arm(mode)
+        defer {
+            frames.removeLast()
+            inbox.withLock {
+                $0.runDepth -= 1
+                if $0.runDepth == 0 { $0.stopRequested = false }
+            }
+            if let previousMode { arm(previousMode) } else { disarmAll() }
+        }
+        while true {
+            var handled = collectInbox()
+            if let condition, condition() { return .handledSource }
+            if frames[frames.count - 1].stopped { return .stopped }
+            handled = runQueuedWork(mode: mode) || handled
+            handled = deliverPendingPorts(mode: mode) || handled
+            handled = fireDueTimers(mode: mode) || handled
+            handled = handleReadyFileDescriptors(mode: mode) || handled
+            if frames[frames.count - 1].stopped { return .stopped }
+            if let condition, condition() { return .handledSource }
+            if handled && returnAfterSourceHandled { return .handledSource }
+            if condition == nil, modeIsEmpty(mode) { return .finished }
+            if System.monotonicSeconds() >= deadline { return .timedOut }
+            waitForEvents(deadline: deadline)
+        }
+    }
+
+    /// Moves everything producers queued into owner-side structures. Returns false (a stop or
+    /// wake request is not a handled source).
+    private func collectInbox() -> Bool {
+        let stop = inbox.withLock { inbox -> Bool in
+            if !inbox.work.isEmpty {
+                localWork.append(contentsOf: inbox.work)
+                inbox.work.removeAll(keepingCapacity: true)
+            }
+            if !inbox.readyPorts.isEmpty {
+                pendingPorts.append(contentsOf: inbox.readyPorts)
+                inbox.readyPorts.removeAll(keepingCapacity: true)
+            }
+            inbox.wakePending = false
+            defer { inbox.stopRequested = false }
+            return inbox.stopRequested
+        }
+        if stop { frames[frames.count - 1].stopped = true }
+        return false
+    }
+
+    /// Sleeps in libevent until a source fires, the doorbell rings, or the deadline — unless the
+    /// inbox already has work, in which case it only polls libevent (at most every 8th turn, so
+    /// fd sources and timers are never starved by a busy queue).
+    private func waitForEvents(deadline: Double) {
+        let mayBlock = inbox.withLock { inbox -> Bool in
+            if inbox.hasWork { return false }
+            inbox.parked = true
+            return true
+        }
+        if !mayBlock {
+            iterationsSincePoll += 1
+            if iterationsSincePoll >= 8 {
+                iterationsSincePoll = 0
+                base.runOnce(blocking: false)
+            }
+            return
+        }
+        iterationsSincePoll = 0
+        sleeps.increment()
+        if deadline != .infinity {
+            try? deadlineEvent.add(timeoutSeconds: deadline - System.monotonicSeconds())
+        }
+        base.runOnce(blocking: true)
+        deadlineEvent.remove()
+        inbox.withLock { $0.parked = false }
+    }
+
+    /// True when `mode` has no port, timer or fd source scheduled and no work is queued for it
+    /// (work just arrived in the inbox counts: it may be the control work that adds a source).
+    func modeIsEmpty(_ mode: RunLoop.Mode) -> Bool {
+        let common = ownerCommonModes
+        if ports.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
+        if timers.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
+        if fdSources.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
+        if localWork.contains(where: { $0.matches(mode, commonModes: common) }) { return false }
+        return inbox.withLock { $0.work.isEmpty && $0.readyPorts.isEmpty }
+    }
+}

@@ -1,0 +1,230 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DequeModule
+import Foundation
+import Synchronization
+
+/// A run loop bound to one thread, built on a libevent `event_base`: the Linux stand-in for
+/// `NSRunLoop`/`CFRunLoop` with working port sources, timers, fd sources and cross-thread perform.
+///
+/// Each thread has at most one loop (``current``; the main thread's is ``main``). The loop runs only
+/// on its own thread (``run()`` and friends check it); everything that feeds it (``perform(inModes:_:)``,
+/// ``MessagePort/send(before:msgid:components:from:)``, ``stop()``, ``wakeUp()``, adding and removing
+/// ports, timers and fd sources) may be called from any thread and wakes a sleeping loop.
+///
+/// Thread-safety: `Sendable`. Running is owner-thread only and enforced by precondition; every other
+/// public member is safe from any thread.
+public final class PortRunLoop: @unchecked Sendable {
+    // MARK: Immutable after init.
+
+    /// The name of the loop's thread (set by ``RunLoopThread``, or the thread's name when created).
+    ///
+    /// Thread-safety: immutable; read from any thread.
+    public let name: String
+    let base: EventBase
+    private(set) var doorbell: LoopEvent!
+    private(set) var deadlineEvent: LoopEvent!
+    private let owner: Owner
+
+    enum Owner { case thread(pthread_t), mainThread }
+
+    // MARK: Shared state, guarded by `inbox`'s mutex.
+
+    let inbox = Mutex(Inbox())
+    /// Guarded by its own mutex; the owner thread keeps a copy in `ownerCommonModes`.
+    private let sharedCommonModes = Mutex<Set<RunLoop.Mode>>([.default])
+
+    // MARK: Owner-thread-only state (touched only on the loop's thread; no lock).
+
+    var ownerCommonModes: Set<RunLoop.Mode> = [.default]
+    var frames: [RunFrame] = []
+    var armedMode: RunLoop.Mode?
+    var localWork: Deque<QueuedWork> = []
+    var pendingPorts: [MessagePort] = []
+    var ports: [ObjectIdentifier: PortRegistration] = [:]
+    var timers: [ObjectIdentifier: TimerRegistration] = [:]
+    var fdSources: [ObjectIdentifier: FDRegistration] = [:]
+    var firedTimers: [TimerRegistration] = []
+    var readyFDs: [(FDRegistration, EventFlags)] = []
+    var iterationsSincePoll = 0
+
+    // MARK: Metrics.
+
+    let wakeSignals = SharedCounter()
+    let performsRun = OwnerCounter()
+    let messagesDelivered = OwnerCounter()
+    let timersFired = OwnerCounter()
+    let fdEventsHandled = OwnerCounter()
+    let workDiscarded = SharedCounter()
+    let sleeps = OwnerCounter()
+
+    struct RunFrame {
+        let mode: RunLoop.Mode
+        var stopped = false
+        var handledSource = false
+    }
+
+    init(name: String, owner: Owner) throws(PortRunLoopError) {
+        self.name = name
+        self.owner = owner
+        self.base = try EventBase()
+        self.doorbell = try LoopEvent(base: base, flags: [], receiver: LibEventReceiver())
+        self.deadlineEvent = try LoopEvent(base: base, flags: [], receiver: LibEventReceiver())
+    }
+
+    deinit {
+        // Events must be freed before their base.
+        doorbell = nil
+        deadlineEvent = nil
+        ports.removeAll()
+        timers.removeAll()
+        fdSources.removeAll()
+    }
+
+    // MARK: Identity
+
+    /// True when the calling thread is this loop's thread.
+    ///
+    /// Thread-safety: any thread.
+    public var isCurrentThread: Bool {
+        switch owner {
+        case .thread(let t): System.isSameThread(t, System.currentThread())
+        case .mainThread: Thread.isMainThread
+        }
+    }
+
+    /// Traps with a message naming the loop unless called on its thread (NIO's
+    /// `preconditionInEventLoop`).
+    ///
+    /// Thread-safety: any thread.
+    public func preconditionOnLoopThread(_ what: @autoclosure () -> String = "this call",
+                                         file: StaticString = #fileID, line: UInt = #line) {
+        precondition(isCurrentThread,
+                     "PortRunLoop: \(what()) must be made on the loop's own thread ('\(name)'), but was made on another thread",
+                     file: file, line: line)
+    }
+
+    /// The modes `RunLoop.Mode.common` stands for on this loop; initially `[.default]`.
+    ///
+    /// Thread-safety: any thread.
+    public var commonModes: Set<RunLoop.Mode> { sharedCommonModes.withLock { $0 } }
+
+    /// Adds `mode` to the common modes: sources and work scheduled in `.common` then also fire in
+    /// runs of `mode` (`CFRunLoopAddCommonMode`).
+    ///
+    /// Thread-safety: any thread; takes effect on the loop's thread before its next turn.
+    public func addCommonMode(_ mode: RunLoop.Mode) {
+        precondition(mode != .common, "PortRunLoop.addCommonMode: .common cannot be one of the common modes")
+        sharedCommonModes.withLock { _ = $0.insert(mode) }
+        onOwner { loop in
+            loop.ownerCommonModes.insert(mode)
+            if let armed = loop.armedMode { loop.arm(armed, force: true) }
+        }
+    }
+
+    /// True once the loop was shut down (its thread exited, or its ``RunLoopThread`` stopped); from
+    /// then on it accepts no work.
+    ///
+    /// Thread-safety: any thread.
+    public var isShutDown: Bool { inbox.withLock { $0.isShutDown } }
+
+    /// Runs `body` on the owner thread: now when already there, otherwise as control work that runs
+    /// in every mode before the loop's next turn. Dropped if the loop is shut down.
+    func onOwner(_ body: @escaping @Sendable (PortRunLoop) -> Void) {
+        if isCurrentThread { body(self); return }
+        enqueue(QueuedWork(modes: .all, kind: .block { [self] in body(self) }))
+    }
+}
+
+// MARK: - Per-thread loops
+
+extension PortRunLoop {
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key) { raw in
+            guard let raw else { return }
+            let loop = Unmanaged<PortRunLoop>.fromOpaque(raw).takeRetainedValue()
+            loop.shutDownIfNeeded()
+        }
+        precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
+        return key
+    }()
+
+    private static let mainLoop: PortRunLoop = {
+        do { return try PortRunLoop(name: "main", owner: .mainThread) } catch {
+            fatalError("PortRunLoop: could not create the main thread's loop: \(error)")
+        }
+    }()
+
+    /// The main thread's loop. May be fetched from any thread; only the main thread runs it.
+    ///
+    /// Thread-safety: any thread.
+    public static var main: PortRunLoop { mainLoop }
+
+    /// The calling thread's loop, created on first use. Traps if the loop cannot be created (for
+    /// example when the process is out of file descriptors); use ``forCurrentThread()`` to get a
+    /// thrown error instead.
+    ///
+    /// Thread-safety: any thread; each thread gets its own loop.
+    public static var current: PortRunLoop {
+        do { return try forCurrentThread() } catch {
+            fatalError("PortRunLoop.current: could not create this thread's loop: \(error)")
+        }
+    }
+
+    /// The calling thread's loop, created on first use; throws when libevent cannot create it.
+    /// The loop is shut down when its thread exits.
+    ///
+    /// Thread-safety: any thread; each thread gets its own loop.
+    public static func forCurrentThread() throws(PortRunLoopError) -> PortRunLoop {
+        if Thread.isMainThread { return mainLoop }
+        if let existing = existingForCurrentThread() { return existing }
+        let name = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread-\(pthread_self())"
+        let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
+        pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
+        return loop
+    }
+
+    /// The calling thread's loop if it already has one (never creates).
+    static func existingForCurrentThread() -> PortRunLoop? {
+        if Thread.isMainThread { return mainLoop }
+        guard let raw = pthread_getspecific(threadKey) else { return nil }
+        return Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// Makes a loop for a thread ``RunLoopThread`` is starting; registered like ``current``.
+    static func makeForNewThread(name: String) throws(PortRunLoopError) -> PortRunLoop {
+        let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
+        pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
+        return loop
+    }
+
+    /// Shuts the loop down on its own thread: accepts no more work, fails waiting synchronous calls
+    /// with ``PortRunLoopError/loopShutDown``, discards queued blocks (counted in
+    /// ``LoopMetrics/workDiscarded``), invalidates its ports and cancels its timers and fd sources.
+    func shutDown() {
+        let (work, ready) = inbox.withLock { inbox -> (Deque<QueuedWork>, [MessagePort]) in
+            inbox.isShutDown = true
+            defer { inbox.work.removeAll(); inbox.readyPorts.removeAll() }
+            return (inbox.work, inbox.readyPorts)
+        }
+        _ = ready
+        for item in localWork + work {
+            switch item.kind {
+            case .call(let call): call.fail(.loopShutDown)
+            case .block: workDiscarded.increment()
+            }
+        }
+        localWork.removeAll()
+        pendingPorts.removeAll()
+        for registration in ports.values { registration.port.invalidate() }
+        ports.removeAll()
+        for registration in timers.values { registration.detach() }
+        timers.removeAll()
+        for registration in fdSources.values { registration.detach() }
+        fdSources.removeAll()
+        firedTimers.removeAll()
+        readyFDs.removeAll()
+    }
+}

@@ -1,0 +1,255 @@
+import DequeModule
+import Foundation
+
+/// A port a ``PortRunLoop`` listens on: the Linux stand-in for `NSMachPort`/`NSMessagePort`.
+///
+/// Any thread sends; the loop the port is scheduled in delivers each message to the port's
+/// ``delegate`` (or ``setHandler(_:)`` closure) on its own thread, first in, first out.
+///
+/// Like a Mach port, a port has a queue limit (``defaultQueueLimit`` = 5, as `MACH_PORT_QLIMIT_DEFAULT`).
+/// A message counts against it from `send` until the loop takes it for delivery. When the queue is
+/// full, `send` waits for room until its date; a date now or in the past tries once. Messages sent
+/// while the loop is not running (or before the port is scheduled) are held and delivered when it
+/// next runs.
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread. Handlers run on the loop's thread.
+public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConvertible {
+    /// Mach's default queue limit, `MACH_PORT_QLIMIT_DEFAULT`.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultQueueLimit = 5
+
+    struct Envelope {
+        let msgid: UInt32
+        let components: [Data]
+        let replyPort: MessagePort?
+    }
+
+    private struct State {
+        var queue: Deque<Envelope> = []
+        var limit: Int
+        var isValid = true
+        var loop: PortRunLoop?
+        var readyOnLoop = false
+        var spaceWaiters = 0
+        weak var delegate: (any MessagePortDelegate)?
+        var handler: (@Sendable (PortMessage) -> Void)?
+        var sent = 0
+        var rejected = 0
+        var discarded = 0
+    }
+
+    // Guards `state` and is the condition full senders wait on.
+    private let lock = ConditionLock()
+    // Guarded by `lock`.
+    private var state: State
+    /// Decides whether a handler may start (closed by `invalidate`).
+    let gate = DeliveryGate()
+    /// Messages the loop has taken for delivery. Owner (loop) thread only.
+    var ownerBuffer: Deque<Envelope> = []
+    /// Delivered / discarded-by-the-loop counts, written by the loop's thread only.
+    let deliveredCounter = OwnerCounter()
+    let ownerDiscardedCounter = SharedCounter()
+
+    /// Makes a port with the given queue limit (at least 1).
+    ///
+    /// Thread-safety: any thread.
+    public init(queueLimit: Int = MessagePort.defaultQueueLimit) {
+        precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
+        self.state = State(limit: queueLimit)
+    }
+
+    /// The most messages that can wait for delivery at once (at least 1). Raising it wakes senders
+    /// waiting for room.
+    ///
+    /// Thread-safety: any thread.
+    public var queueLimit: Int {
+        get { lock.withLock { state.limit } }
+        set {
+            precondition(newValue >= 1, "MessagePort.queueLimit must be at least 1, got \(newValue)")
+            lock.withLock { state.limit = newValue; lock.broadcast() }
+        }
+    }
+
+    /// Receives this port's messages on its loop's thread; held weakly, like `NSPort.delegate`.
+    ///
+    /// Thread-safety: any thread; the delegate is called on the loop's thread only.
+    public var delegate: (any MessagePortDelegate)? {
+        get { lock.withLock { state.delegate } }
+        set { lock.withLock { state.delegate = newValue } }
+    }
+
+    /// Sets a closure that receives messages instead of the delegate (the closure wins when both
+    /// are set). Pass nil to remove it.
+    ///
+    /// Thread-safety: any thread; the closure is called on the loop's thread only.
+    public func setHandler(_ handler: (@Sendable (PortMessage) -> Void)?) {
+        lock.withLock { state.handler = handler }
+    }
+
+    /// False once ``invalidate()`` was called (or the port's loop shut down).
+    ///
+    /// Thread-safety: any thread.
+    public var isValid: Bool { !gate.isClosed }
+
+    /// Sends a message (`-[NSPort sendBeforeDate:msgid:components:from:reserved:]`).
+    ///
+    /// - Parameters:
+    ///   - date: how long to wait for room when the queue is full; now or past means try once.
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry; empty sends a pure signal and allocates nothing.
+    ///   - replyPort: a port the receiver may answer on.
+    /// - Returns: true when the message was queued; false when the port is invalid or stayed full
+    ///   until `date`. A false return means the message will never be delivered.
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil) -> Bool {
+        lock.lock()
+        guard state.isValid else {
+            state.rejected += 1
+            lock.unlock()
+            return false
+        }
+        if state.queue.count >= state.limit {
+            guard waitForRoom(until: date) else {
+                state.rejected += 1
+                lock.unlock()
+                return false
+            }
+        }
+        state.queue.append(Envelope(msgid: msgid, components: components, replyPort: replyPort))
+        state.sent += 1
+        var loopToNotify: PortRunLoop?
+        if !state.readyOnLoop, let loop = state.loop {
+            state.readyOnLoop = true
+            loopToNotify = loop
+        }
+        lock.unlock()
+        loopToNotify?.portBecameReady(self)
+        return true
+    }
+
+    /// With `lock` held and the queue full: waits until there is room, the port is invalidated or
+    /// `date` passes. Returns true when there is room.
+    private func waitForRoom(until date: Date) -> Bool {
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
+        let deadline = date.monotonicDeadline
+        guard deadline > System.monotonicSeconds() else { return false }
+        state.spaceWaiters += 1
+        defer { state.spaceWaiters -= 1 }
+        while state.isValid && state.queue.count >= state.limit {
+            if !lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
+        }
+        return state.isValid && state.queue.count < state.limit
+    }
+
+    /// Invalidates the port. Once this returns, no handler starts for it (one already running on
+    /// the loop's thread may finish; ``waitForRunningHandlers(timeout:)`` waits for it). Queued
+    /// messages are discarded and counted in ``statistics``; senders waiting for room return
+    /// false, and later sends return false. Idempotent.
+    ///
+    /// Thread-safety: any thread, including from inside the port's own handler.
+    public func invalidate() {
+        guard gate.close() else { return }
+        let loop: PortRunLoop? = lock.withLock {
+            state.isValid = false
+            state.discarded += state.queue.count
+            state.queue.removeAll()
+            state.readyOnLoop = false
+            lock.broadcast()
+            defer { state.loop = nil }
+            return state.loop
+        }
+        loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
+    }
+
+    /// Waits until no handler of this port is running (on the loop's thread). Called from inside
+    /// the port's own handler, it does not wait for that call. Returns false on timeout.
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func waitForRunningHandlers(timeout: Duration? = nil) -> Bool {
+        let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
+        let inside = lock.withLock { state.loop?.isCurrentThread ?? false } && gate.handlersInFlight > 0
+        return gate.waitForHandlers(deadlineMonotonic: deadline, excludingCurrent: inside)
+    }
+
+    /// Counts since the port was made.
+    ///
+    /// Thread-safety: a value type; `Sendable`.
+    public struct Statistics: Sendable, Equatable {
+        /// Messages accepted by `send`.
+        public var sent: Int
+        /// Messages handed to a handler.
+        public var delivered: Int
+        /// Sends that returned false (full until the date, or invalid port).
+        public var rejected: Int
+        /// Accepted messages dropped because the port was invalidated before delivery.
+        public var discarded: Int
+        /// Messages waiting for the loop right now.
+        public var queued: Int
+    }
+
+    /// A snapshot of this port's counts.
+    ///
+    /// Thread-safety: any thread.
+    public var statistics: Statistics {
+        lock.withLock {
+            Statistics(sent: state.sent, delivered: deliveredCounter.value, rejected: state.rejected,
+                       discarded: state.discarded + ownerDiscardedCounter.value, queued: state.queue.count)
+        }
+    }
+
+    // MARK: Loop side
+
+    /// Records that `loop` schedules this port; traps if another loop already does. Returns false
+    /// for an invalidated port (nothing is scheduled).
+    func attach(to loop: PortRunLoop) -> Bool {
+        let notify: Bool = lock.withLock {
+            guard state.isValid else { return false }
+            if let current = state.loop {
+                precondition(current === loop,
+                             "PortRunLoop.add(_:forMode:): this MessagePort is already scheduled in another PortRunLoop ('\(current.name)'); remove it there first")
+                return false
+            }
+            state.loop = loop
+            if !state.queue.isEmpty && !state.readyOnLoop {
+                state.readyOnLoop = true
+                return true
+            }
+            return false
+        }
+        if notify { loop.portBecameReady(self) }
+        return lock.withLock { state.isValid }
+    }
+
+    /// Forgets `loop` (the port was removed from all its modes there).
+    func detach(from loop: PortRunLoop) {
+        lock.withLock {
+            if state.loop === loop { state.loop = nil; state.readyOnLoop = false }
+        }
+    }
+
+    /// Whether this port is currently attached to `loop`.
+    func isAttached(to loop: PortRunLoop) -> Bool { lock.withLock { state.loop === loop } }
+
+    /// Owner thread: moves queued messages to ``ownerBuffer`` and returns who handles them.
+    func takeQueuedMessages() -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (PortMessage) -> Void)?) {
+        lock.withLock {
+            if !state.queue.isEmpty {
+                ownerBuffer.append(contentsOf: state.queue)
+                state.queue.removeAll(keepingCapacity: true)
+                if state.spaceWaiters > 0 { lock.broadcast() }
+            }
+            state.readyOnLoop = false
+            return (state.delegate, state.handler)
+        }
+    }
+
+    public static func == (lhs: MessagePort, rhs: MessagePort) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String { "MessagePort(\(ObjectIdentifier(self)), valid: \(isValid))" }
+}

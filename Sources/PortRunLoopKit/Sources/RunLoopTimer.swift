@@ -1,0 +1,119 @@
+import Foundation
+import Synchronization
+
+/// A timer a ``PortRunLoop`` fires on its thread (the counterpart of `Timer`/`CFRunLoopTimer`).
+///
+/// A timer fires at its ``fireDate``, never before (corelibs' one-shot `Timer` fires immediately:
+/// this one does not). A repeating timer then moves its date on by whole ``interval``s, skipping
+/// fires it missed (Foundation's rule). Add it to one loop, in any number of modes; it keeps
+/// firing in nested runs of those modes. A one-shot timer is invalidated after it fired.
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread. The block runs on the loop's thread.
+public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
+    /// The time between fires of a repeating timer (Foundation clamps ≤ 0 to 0.1 ms; so do we).
+    ///
+    /// Thread-safety: immutable.
+    public let interval: TimeInterval
+    /// Whether the timer fires again after each fire.
+    ///
+    /// Thread-safety: immutable.
+    public let repeats: Bool
+
+    private struct State {
+        var fireDate: Date
+        var tolerance: TimeInterval
+        var loop: PortRunLoop?
+    }
+
+    private let state: Mutex<State>
+    let gate = DeliveryGate()
+    let block: @Sendable (RunLoopTimer) -> Void
+
+    /// A timer that first fires at `date`.
+    ///
+    /// - Parameters:
+    ///   - date: the first fire date; NaN is a programmer error; a past date fires on the loop's
+    ///     next turn; `.distantFuture` never fires.
+    ///   - interval: seconds between fires when `repeats`; must be finite; ≤ 0 becomes 0.1 ms.
+    ///   - tolerance: how late the timer may fire (a hint; negative becomes 0).
+    ///   - block: runs on the loop's thread with the timer.
+    ///
+    /// Thread-safety: any thread.
+    public init(fireAt date: Date, interval: TimeInterval = 0, repeats: Bool = false, tolerance: TimeInterval = 0,
+                _ block: @escaping @Sendable (RunLoopTimer) -> Void) {
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer: the fire date is NaN")
+        precondition(interval.isFinite, "RunLoopTimer: the interval must be finite, got \(interval)")
+        precondition(!tolerance.isNaN, "RunLoopTimer: the tolerance is NaN")
+        self.interval = repeats ? max(interval, 0.0001) : max(interval, 0)
+        self.repeats = repeats
+        self.block = block
+        self.state = Mutex(State(fireDate: date, tolerance: max(tolerance, 0)))
+    }
+
+    /// A timer that first fires `seconds` from now (and every `seconds` when `repeats`).
+    ///
+    /// Thread-safety: any thread.
+    public convenience init(after seconds: TimeInterval, repeats: Bool = false,
+                            _ block: @escaping @Sendable (RunLoopTimer) -> Void) {
+        precondition(seconds.isFinite, "RunLoopTimer(after:): the interval must be finite, got \(seconds)")
+        self.init(fireAt: Date(timeIntervalSinceNow: max(seconds, 0)), interval: seconds, repeats: repeats, block)
+    }
+
+    /// The next time the timer fires.
+    ///
+    /// Thread-safety: any thread.
+    public var fireDate: Date { state.withLock { $0.fireDate } }
+
+    /// How late the timer may fire; a hint the loop may use to batch wake-ups.
+    ///
+    /// Thread-safety: any thread.
+    public var tolerance: TimeInterval {
+        get { state.withLock { $0.tolerance } }
+        set {
+            precondition(!newValue.isNaN, "RunLoopTimer.tolerance: NaN")
+            state.withLock { $0.tolerance = max(newValue, 0) }
+        }
+    }
+
+    /// False once invalidated (or, for a one-shot timer, after it fired).
+    ///
+    /// Thread-safety: any thread.
+    public var isValid: Bool { !gate.isClosed }
+
+    /// Stops the timer. Once this returns its block does not start again (a call already running
+    /// on the loop's thread may finish). Idempotent.
+    ///
+    /// Thread-safety: any thread, including from inside its own block.
+    public func invalidate() {
+        guard gate.close() else { return }
+        let loop = state.withLock { state -> PortRunLoop? in
+            defer { state.loop = nil }
+            return state.loop
+        }
+        loop?.onOwner { $0.unregisterTimer(self) }
+    }
+
+    public var description: String { "RunLoopTimer(fireDate: \(fireDate), interval: \(interval), repeats: \(repeats))" }
+
+    // MARK: Loop side
+
+    func attach(to loop: PortRunLoop) -> Bool {
+        state.withLock { state in
+            guard !gate.isClosed else { return false }
+            if let current = state.loop {
+                precondition(current === loop,
+                             "PortRunLoop.add(_:forMode:): this RunLoopTimer is already scheduled in another PortRunLoop ('\(current.name)'); a timer belongs to one loop")
+            }
+            state.loop = loop
+            return true
+        }
+    }
+
+    /// Moves the fire date past `now` by whole intervals (repeating timers).
+    func advance(after now: Date) {
+        state.withLock { state in
+            let missed = ((now.timeIntervalSince(state.fireDate)) / interval).rounded(.down)
+            state.fireDate = state.fireDate.addingTimeInterval(interval * (max(missed, 0) + 1))
+        }
+    }
+}

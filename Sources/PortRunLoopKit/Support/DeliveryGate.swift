@@ -1,0 +1,72 @@
+import Synchronization
+
+/// Decides, per handler call, whether a handler may *start*, and lets a canceller know whether one
+/// is running. It is what makes "once `invalidate()` / `remove` returns, no handler starts" exact.
+///
+/// State word: bit 0 = closed, bits 1… = number of handler calls in flight (nested runs can make
+/// more than one). ``tryEnter()`` is one compare-and-swap that fails once the gate is closed;
+/// ``close()`` sets the bit with one atomic OR, so after it returns every later ``tryEnter()`` fails.
+/// A call that entered before the close may still be running; ``waitForHandlers()`` waits for it.
+///
+/// Memory ordering: `tryEnter` acquires and `exit` releases (at least), so a waiter that sees "no handler in
+/// flight" also sees everything those handlers wrote. `close` is acquiring-and-releasing so the
+/// canceller's earlier writes are visible to any handler that checks state afterwards.
+///
+/// Thread-safety: fully thread-safe.
+final class DeliveryGate: Sendable {
+    private let state = Atomic<UInt>(0)
+    private let waiters = ConditionLock()
+    private let waiterCount = Atomic<Int>(0)
+
+    var isClosed: Bool { state.load(ordering: .acquiring) & 1 == 1 }
+
+    /// Starts one handler call; false once closed.
+    @inline(__always) func tryEnter() -> Bool {
+        var current = state.load(ordering: .relaxed)
+        while current & 1 == 0 {
+            let (exchanged, original) = state.weakCompareExchange(
+                expected: current, desired: current + 2,
+                successOrdering: .acquiring, failureOrdering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// Ends a call started by a successful ``tryEnter()``.
+    @inline(__always) func exit() {
+        // Sequentially consistent on both sides (here and in `waitForHandlers`): each side writes
+        // one word and then reads the other's, the store-load pattern only seq_cst orders.
+        let after = state.subtract(2, ordering: .sequentiallyConsistent).newValue
+        if after >> 1 == 0, waiterCount.load(ordering: .sequentiallyConsistent) > 0 {
+            waiters.withLock { waiters.broadcast() }
+        }
+    }
+
+    /// Closes the gate. Returns true if this call closed it (false if it was closed already).
+    @discardableResult
+    func close() -> Bool {
+        state.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue & 1 == 0
+    }
+
+    /// Number of handler calls in flight right now.
+    var handlersInFlight: Int { Int(state.load(ordering: .acquiring) >> 1) }
+
+    /// Blocks until no handler call is in flight. Returns at once when called from inside a handler
+    /// guarded by this gate on `isInsideHandler` (waiting would deadlock on itself).
+    func waitForHandlers(deadlineMonotonic: Double = .infinity, excludingCurrent insideHandler: Bool = false) -> Bool {
+        let allowed: UInt = insideHandler ? 1 : 0
+        if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
+        waiterCount.add(1, ordering: .sequentiallyConsistent)
+        defer { waiterCount.subtract(1, ordering: .sequentiallyConsistent) }
+        return waiters.withLock {
+            while state.load(ordering: .sequentiallyConsistent) >> 1 > allowed {
+                if !waiters.wait(untilMonotonic: deadlineMonotonic),
+                   System.monotonicSeconds() >= deadlineMonotonic {
+                    return state.load(ordering: .acquiring) >> 1 <= allowed
+                }
+            }
+            return true
+        }
+    }
+}

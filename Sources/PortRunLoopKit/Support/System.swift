@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Foundation
+
+/// Every POSIX call PortRunLoopKit makes, wrapped and checked in one place (libevent calls live in
+/// `LibEvent/`).
+///
+/// Thread-safety: each function is as thread-safe as the call it wraps; none keeps state.
+enum System {
+    /// `clock_gettime(CLOCK_MONOTONIC)` in seconds. Used for deadlines; never goes backwards.
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        let rc = clock_gettime(CLOCK_MONOTONIC, &ts)
+        precondition(rc == 0, "PortRunLoop: clock_gettime(CLOCK_MONOTONIC) failed, errno \(errno)")
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// `fcntl(fd, F_GETFD)` and `fstat(fd)`: throws unless `fd` is open and something epoll can watch
+    /// (epoll refuses regular files and directories).
+    static func checkPollable(_ fd: Int32) throws(PortRunLoopError) {
+        guard fd >= 0, fcntl(fd, F_GETFD) != -1 else { throw .invalidFileDescriptor(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .invalidFileDescriptor(fd) }
+        let type = st.st_mode & S_IFMT
+        if type == S_IFREG || type == S_IFDIR { throw .unsupportedFileDescriptor(fd) }
+    }
+
+    /// The calling thread, for owner checks (`pthread_self`).
+    static func currentThread() -> pthread_t { pthread_self() }
+
+    /// `pthread_equal`.
+    static func isSameThread(_ a: pthread_t, _ b: pthread_t) -> Bool { pthread_equal(a, b) != 0 }
+
+    /// Names the calling thread: Foundation's `Thread.current.name`, which also sets the kernel's
+    /// name (`pthread_setname_np`, at most 15 bytes) that debuggers and `top -H` show.
+    static func setCurrentThreadName(_ name: String) {
+        Thread.current.name = name
+    }
+
+    /// `pthread_create` running `body` on a new joinable thread. Throws when the system refuses.
+    static func spawnThread(_ body: @escaping @Sendable () -> Void) throws(PortRunLoopError) -> pthread_t {
+        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            box.body()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            throw .threadCreationFailed(errno: rc)
+        }
+        return thread
+    }
+
+    /// `pthread_join`; the thread must be joinable and not the caller.
+    static func join(_ thread: pthread_t) {
+        let rc = pthread_join(thread, nil)
+        precondition(rc == 0, "PortRunLoop: pthread_join failed, errno \(rc)")
+    }
+
+    /// `pthread_detach`.
+    static func detach(_ thread: pthread_t) {
+        _ = pthread_detach(thread)
+    }
+}
+
+/// A `pthread_mutex_t` with a `pthread_cond_t`, for the few places that must block until a
+/// condition holds (a full port's senders, a waiter with no run loop). Everything else uses
+/// `Synchronization.Mutex`, which has no condition variable.
+///
+/// Thread-safety: fully thread-safe; that is its purpose.
+final class ConditionLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        var rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "PortRunLoop: pthread_mutex_init failed, errno \(rc)")
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        rc = pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+        precondition(rc == 0, "PortRunLoop: pthread_cond_init failed, errno \(rc)")
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+
+    @inline(__always) func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock(); defer { unlock() }
+        return try body()
+    }
+
+    /// Wakes every waiter. Call with or without the lock held.
+    func broadcast() { pthread_cond_broadcast(cond) }
+
+    /// Waits (lock held) until woken or until the monotonic `deadline` (seconds, `.infinity` for
+    /// none). Returns false on timeout. Spurious wake-ups return true: callers loop on their predicate.
+    func wait(untilMonotonic deadline: Double) -> Bool {
+        if deadline == .infinity {
+            pthread_cond_wait(cond, mutex)
+            return true
+        }
+        let whole = deadline.rounded(.down)
+        var ts = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
+        return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
+    }
+}
+
+extension Date {
+    /// This date as a monotonic-clock deadline (seconds); `.infinity` for dates beyond ~100 years
+    /// (including `.distantFuture`). NaN dates are a programmer error and are rejected by callers.
+    var monotonicDeadline: Double {
+        let delta = timeIntervalSinceNow
+        if delta > 100 * 365 * 86_400 { return .infinity }
+        return System.monotonicSeconds() + delta
+    }
+}

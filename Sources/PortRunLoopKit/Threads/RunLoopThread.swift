@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// A named thread that runs its own ``PortRunLoop`` until stopped: what a server embeds when work
+/// must run on one particular thread.
+///
+/// The loop keeps running even with nothing scheduled (a private port keeps it alive, the classic
+/// Cocoa idiom). ``stop()`` follows one rule: everything queued on the loop before `stop()` was
+/// called (perform blocks in the running mode, messages already sent to its ports) is handled; then
+/// the loop ends and is shut down, so later `perform` returns false, `performAndWait` throws
+/// ``PortRunLoopError/loopShutDown``, sends to its ports return false and messages still queued in
+/// them are discarded (and counted). Then the thread exits and `stop()` joins it.
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread.
+public final class RunLoopThread: @unchecked Sendable {
+    /// The thread's name (also its kernel name, truncated to 15 bytes).
+    ///
+    /// Thread-safety: immutable.
+    public let name: String
+    /// The loop the thread runs.
+    ///
+    /// Thread-safety: immutable; the loop itself is `Sendable`.
+    public let loop: PortRunLoop
+    private let thread: pthread_t
+    private let phaseLock = ConditionLock()
+    private var phase = Phase.running // guarded by `phaseLock`
+
+    private enum Phase { case running, stopping, stopped }
+
+    private final class Startup: @unchecked Sendable {
+        let lock = ConditionLock()
+        var result: Result<PortRunLoop, PortRunLoopError>? // guarded by `lock`
+        let stopRequested = Atomic<Bool>(false)
+    }
+
+    /// Starts a thread named `name` and returns once its loop exists.
+    ///
+    /// - Throws: ``PortRunLoopError/threadCreationFailed(errno:)`` or the loop's creation error.
+    ///
+    /// Thread-safety: any thread.
+    public init(name: String) throws(PortRunLoopError) {
+        let startup = Startup()
+        self.thread = try System.spawnThread {
+            System.setCurrentThreadName(name)
+            let loop: PortRunLoop
+            do throws(PortRunLoopError) {
+                loop = try PortRunLoop.makeForNewThread(name: name)
+            } catch {
+                startup.lock.withLock { startup.result = .failure(error); startup.lock.broadcast() }
+                return
+            }
+            let keepAlive = MessagePort()
+            loop.add(keepAlive, forMode: .common)
+            startup.lock.withLock { startup.result = .success(loop); startup.lock.broadcast() }
+            while !startup.stopRequested.load(ordering: .acquiring) {
+                loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
+            }
+            loop.shutDownIfNeeded()
+        }
+        let result = startup.lock.withLock { () -> Result<PortRunLoop, PortRunLoopError> in
+            while startup.result == nil { _ = startup.lock.wait(untilMonotonic: .infinity) }
+            return startup.result!
+        }
+        switch result {
+        case .success(let loop):
+            self.loop = loop
+        case .failure(let error):
+            System.join(thread)
+            throw error
+        }
+        self.name = name
+        self.startupBox = startup
+    }
+
+    private let startupBox: Startup
+
+    /// Handles what was queued before the call, ends the loop, shuts it down and joins the thread.
+    /// Idempotent; concurrent callers all return once the thread has exited. Called on the thread
+    /// itself (from a handler), it ends the loop but cannot join: the thread exits after the handler.
+    ///
+    /// Thread-safety: any thread.
+    public func stop() {
+        let first = phaseLock.withLock { () -> Bool in
+            guard phase == .running else { return false }
+            phase = .stopping
+            return true
+        }
+        guard first else {
+            // Someone else is stopping: wait until the thread is gone (unless we are that thread).
+            if !loop.isCurrentThread {
+                phaseLock.withLock { while phase != .stopped { _ = phaseLock.wait(untilMonotonic: .infinity) } }
+            }
+            return
+        }
+        let startup = startupBox
+        loop.enqueue(QueuedWork(modes: .all, kind: .block { [loop] in
+            startup.stopRequested.store(true, ordering: .releasing)
+            loop.stopAllRuns()
+        }))
+        if loop.isCurrentThread {
+            // Cannot join ourselves: the run loop ends after the current handler and the thread exits.
+            startup.stopRequested.store(true, ordering: .releasing)
+            loop.stopAllRuns()
+            System.detach(thread)
+        } else {
+            System.join(thread)
+        }
+        phaseLock.withLock { phase = .stopped; phaseLock.broadcast() }
+    }
+
+    /// True once ``stop()`` has finished (the thread has exited, or is exiting when `stop()` was
+    /// called from the thread itself).
+    ///
+    /// Thread-safety: any thread.
+    public var isStopped: Bool { phaseLock.withLock { phase == .stopped } }
+
+    deinit {
+        if phaseLock.withLock({ phase == .running }) { stop() }
+    }
+}
+
+extension PortRunLoop {
+    /// Owner thread: stops every run in progress, not just the innermost.
+    func stopAllRuns() {
+        for index in frames.indices { frames[index].stopped = true }
+    }
+
+    /// Shuts the loop down once; later calls do nothing.
+    func shutDownIfNeeded() {
+        if !isShutDown { shutDown() }
+    }
+}
