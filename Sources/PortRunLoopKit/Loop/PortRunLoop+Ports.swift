@@ -101,7 +101,7 @@ extension PortRunLoop {
                 port.ownerBuffer.removeAll()
                 break
             }
-            let message = PortMessage(msgid: envelope.msgid, components: envelope.components,
+            let message = MessagePort.Message(msgid: envelope.msgid, components: envelope.components,
                                       replyPort: envelope.replyPort, receivePort: port)
             if let handler {
                 handler(message)
@@ -109,8 +109,10 @@ extension PortRunLoop {
                 delegate.handleMessage(message)
             } else {
                 // Nobody to hand it to (no handler, delegate gone): dropped, and counted as such.
+                // The source still fired, so the turn counts as having handled a source.
                 port.gate.exit()
                 port.ownerDiscardedCounter.increment()
+                delivered = true
                 continue
             }
             port.gate.exit()

@@ -33,7 +33,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         var readyOnLoop = false
         var spaceWaiters = 0
         weak var delegate: (any MessagePortDelegate)?
-        var handler: (@Sendable (PortMessage) -> Void)?
+        var handler: (@Sendable (MessagePort.Message) -> Void)?
         var sent = 0
         var rejected = 0
         var discarded = 0
@@ -83,7 +83,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// are set). Pass nil to remove it.
     ///
     /// Thread-safety: any thread; the closure is called on the loop's thread only.
-    public func setHandler(_ handler: (@Sendable (PortMessage) -> Void)?) {
+    public func setHandler(_ handler: (@Sendable (MessagePort.Message) -> Void)?) {
         lock.withLock { state.handler = handler }
     }
 
@@ -235,7 +235,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     func isAttached(to loop: PortRunLoop) -> Bool { lock.withLock { state.loop === loop } }
 
     /// Owner thread: moves queued messages to ``ownerBuffer`` and returns who handles them.
-    func takeQueuedMessages() -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (PortMessage) -> Void)?) {
+    func takeQueuedMessages() -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (MessagePort.Message) -> Void)?) {
         lock.withLock {
             if !state.queue.isEmpty {
                 ownerBuffer.append(contentsOf: state.queue)

@@ -1,0 +1,29 @@
+import Foundation
+
+extension MessagePort {
+    /// One message received on a ``MessagePort`` (the counterpart of `NSPortMessage`; nested so its
+    /// name cannot collide with Foundation's `PortMessage`).
+    ///
+    /// Thread-safety: a value type; `Sendable`.
+    public struct Message: Sendable {
+        /// The identifier the sender chose (`msgid`).
+        public let msgid: UInt32
+        /// The data the sender attached; empty for a pure signal.
+        public let components: [Data]
+        /// The port the sender named for replies (`send(..., from:)`), if any.
+        public let replyPort: MessagePort?
+        /// The port this message arrived on.
+        public let receivePort: MessagePort
+    }
+}
+
+/// Receives the messages of a ``MessagePort`` on the thread of the loop the port is scheduled in
+/// (the counterpart of `NSMachPortDelegate.handleMachMessage(_:)`).
+///
+/// Thread-safety: the port holds its delegate weakly and calls it only on its loop's thread.
+public protocol MessagePortDelegate: AnyObject {
+    /// Called once per message, in the order messages were sent (per sender), on the loop's thread.
+    ///
+    /// Thread-safety: called on the loop's thread only.
+    func handleMessage(_ message: MessagePort.Message)
+}

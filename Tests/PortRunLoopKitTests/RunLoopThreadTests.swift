@@ -1,0 +1,64 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// RunLoopThread: a named thread running its loop; stop() handles what was queued, then joins.
+@Suite(.timeLimit(.minutes(1))) struct RunLoopThreadTests {
+    @Test func runsOnANamedThreadAndKeepsRunningWithNothingScheduled() throws {
+        let thread = try RunLoopThread(name: "worker")
+        defer { thread.stop() }
+        #expect(thread.name == "worker")
+        #expect(thread.loop.name == "worker")
+        #expect(!thread.loop.isCurrentThread)
+        #expect(try thread.loop.performAndWait { PortRunLoop.current === thread.loop && thread.loop.isCurrentThread })
+        #expect(try thread.loop.performAndWait { Thread.current.name } == "worker")
+    }
+
+    @Test func stopHandlesEverythingQueuedBeforeItThenShutsDown() throws {
+        let thread = try RunLoopThread(name: "stopper")
+        let port = MessagePort(queueLimit: 1000)
+        let seen = Recorder<String>()
+        port.setHandler { seen.append("message \($0.msgid)") }
+        thread.loop.add(port, forMode: .common)
+        let release = Signal()
+        thread.loop.perform { _ = release.wait() } // hold the loop so the rest stays queued
+        for i in 0..<3 { thread.loop.perform { seen.append("perform \(i)") } }
+        for i in 0..<3 { port.send(before: Date(), msgid: UInt32(i)) }
+        release.fire()
+        thread.stop()
+        #expect(thread.isStopped)
+        #expect(thread.loop.isShutDown)
+        #expect(Set(seen.values) == Set((0..<3).map { "perform \($0)" } + (0..<3).map { "message \($0)" }))
+        #expect(seen.values.filter { $0.hasPrefix("perform") } == ["perform 0", "perform 1", "perform 2"])
+        #expect(seen.values.filter { $0.hasPrefix("message") } == ["message 0", "message 1", "message 2"])
+        // Afterwards: everything is refused, clearly.
+        #expect(!port.isValid)
+        #expect(!port.send(before: Date()))
+        #expect(!thread.loop.perform {})
+        #expect(throws: PortRunLoopError.loopShutDown) { try thread.loop.performAndWait {} }
+    }
+
+    @Test func stopIsIdempotentAndConcurrentCallersAllReturn() throws {
+        let thread = try RunLoopThread(name: "twice")
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread.detachNewThread { thread.stop(); group.leave() }
+        }
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        thread.stop()
+        #expect(thread.isStopped)
+    }
+
+    @Test func stopFromTheThreadItselfEndsTheLoop() throws {
+        let thread = try RunLoopThread(name: "self-stop")
+        let loop = thread.loop
+        loop.perform { thread.stop() }
+        // The thread exits on its own; a call made after that fails instead of hanging.
+        let outcome = Recorder<Bool>()
+        while !loop.isShutDown {
+            do { try loop.performAndWait(timeout: .seconds(1)) {} } catch { outcome.append(true) }
+        }
+        #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait {} }
+    }
+}

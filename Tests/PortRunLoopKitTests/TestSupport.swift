@@ -1,0 +1,51 @@
+import Foundation
+import PortRunLoopKit
+import Synchronization
+
+/// Runs `body` on a brand-new thread (so it gets a brand-new `PortRunLoop.current`) and returns its
+/// result. swift-testing reuses pool threads, whose loops would otherwise leak sources between tests.
+func onFreshThread<T: Sendable>(name: String = "test-owner", _ body: @escaping @Sendable () throws -> T) throws -> T {
+    let result = Mutex<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        // corelibs ignores a name set before start(); set it from inside.
+        Thread.current.name = name
+        let r = Result { try body() }
+        result.withLock { $0 = r }
+        done.signal()
+    }
+    thread.start()
+    done.wait()
+    return try result.withLock { $0! }.get()
+}
+
+/// A one-shot signal with a bounded wait, for "this happened on the other thread" checks.
+final class Signal: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func fire() { semaphore.signal() }
+    /// Waits at most `seconds` (a safety bound: tests never rely on it for ordering).
+    func wait(seconds: Double = 10) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+}
+
+/// A thread-safe list, for recording what handlers saw.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    func append(_ element: Element) { items.withLock { $0.append(element) } }
+    var values: [Element] { items.withLock { $0 } }
+    var count: Int { items.withLock { $0.count } }
+}
+
+/// A pipe whose ends are closed on deinit.
+final class Pipe2: Sendable {
+    let readEnd: Int32
+    let writeEnd: Int32
+    init() {
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0)
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+    func write(_ byte: UInt8) { var b = byte; _ = Foundation.write(writeEnd, &b, 1) }
+    func readByte() -> UInt8? { var b: UInt8 = 0; return read(readEnd, &b, 1) == 1 ? b : nil }
+    deinit { close(readEnd); close(writeEnd) }
+}
