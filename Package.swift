@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "PortRunLoopKit", targets: ["PortRunLoopKit"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
+        .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
@@ -28,9 +29,25 @@ let package = Package(
             name: "PortRunLoopDemo",
             dependencies: ["PortRunLoopKit"]
         ),
+        // Reliability (issue 6): the stress/load/model engine, shared by the stress tool and the tests.
+        .target(
+            name: "PortRunLoopStressEngine",
+            dependencies: ["PortRunLoopKit"],
+            path: "Sources/PortRunLoopStress/Engine"
+        ),
+        .executableTarget(
+            name: "PortRunLoopStress",
+            dependencies: ["PortRunLoopStressEngine", "PortRunLoopKit"],
+            path: "Sources/PortRunLoopStress/Tool"
+        ),
+        // Issue 4: a program whose main thread runs PortRunLoop.main (MainQueueDrainTests runs it).
+        .executableTarget(
+            name: "MainQueueProbe",
+            dependencies: ["PortRunLoopKit"]
+        ),
         .testTarget(
             name: "PortRunLoopKitTests",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit", "PortRunLoopStressEngine"]
         ),
     ],
     swiftLanguageModes: [.v6]

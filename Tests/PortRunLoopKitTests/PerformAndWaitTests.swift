@@ -10,7 +10,7 @@ import Testing
     @Test func onTheLoopsOwnThreadItRunsInline() throws {
         try onFreshThread(name: "inline") {
             let loop = PortRunLoop.current
-            let depth = Mutex(0)
+            let depth = Locked(0)
             loop.perform { depth.withLock { $0 += 1 } } // queued, not yet run
             let value = try loop.performAndWait { () -> Int in
                 // Ran at once, before the queued perform.
@@ -49,7 +49,11 @@ import Testing
     }
 
     @Test func targetWhoseThreadExitedFailsAtOnce() throws {
-        let loop = try onFreshThread { PortRunLoop.current } // that thread has exited now
+        // A plain pthread (not a RunLoopThread) that makes its loop and exits; joined, so its
+        // thread-exit cleanup has certainly run.
+        let box = Locked<PortRunLoop?>(nil)
+        try runAndJoinThread { box.withLock { $0 = PortRunLoop.current } }
+        let loop = try #require(box.withLock { $0 })
         #expect(loop.isShutDown)
         #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait { 1 } }
     }
@@ -61,7 +65,7 @@ import Testing
         thread.loop.perform { holding.fire(); _ = release.wait() }
         #expect(holding.wait())
         // Queued behind the blocker while the loop is about to be stopped.
-        let outcome = Mutex<Result<Int, any Error>?>(nil)
+        let outcome = Locked<Result<Int, any Error>?>(nil)
         let done = Signal()
         Thread.detachNewThread {
             let r = Result { try thread.loop.performAndWait(timeout: .seconds(30)) { 1 } }
@@ -87,7 +91,7 @@ import Testing
         let holding = Signal()
         thread.loop.perform { holding.fire(); _ = release.wait() }
         #expect(holding.wait())
-        let ran = Mutex(false)
+        let ran = Locked(false)
         #expect(throws: PortRunLoopError.timedOut) {
             try thread.loop.performAndWait(timeout: .milliseconds(50)) { ran.withLock { $0 = true } }
         }

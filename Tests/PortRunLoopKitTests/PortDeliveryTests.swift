@@ -6,10 +6,10 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct PortDeliveryTests {
     final class Collector: MessagePortDelegate, @unchecked Sendable {
         var messages: [MessagePort.Message] = []
-        var threads: Set<String> = []
+        var threads: [pthread_t] = []
         func handleMessage(_ message: MessagePort.Message) {
             messages.append(message)
-            threads.insert(Thread.current.name ?? "")
+            threads.append(pthread_self())
         }
     }
 
@@ -34,7 +34,8 @@ import Testing
             #expect(collector.messages.map(\.msgid) == Array(0..<10))
             #expect(collector.messages.map { $0.components.first?.first } == (0..<10).map { UInt8($0) })
             #expect(collector.messages.allSatisfy { $0.replyPort === reply && $0.receivePort === port })
-            #expect(collector.threads == ["owner"])
+            let owner = pthread_self()
+            #expect(collector.threads.allSatisfy { pthread_equal($0, owner) != 0 }, "handled on the loop's thread")
             #expect(port.statistics.delivered == 10)
             #expect(port.statistics.queued == 0)
         }

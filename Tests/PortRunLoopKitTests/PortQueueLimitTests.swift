@@ -44,7 +44,7 @@ import Testing
         #expect(holding.wait())
         thread.loop.add(port, forMode: .common)
         #expect(port.send(before: Date(), msgid: 1))
-        let secondResult = Mutex<Bool?>(nil)
+        let secondResult = Locked<Bool?>(nil)
         let secondDone = Signal()
         Thread.detachNewThread {
             let ok = port.send(before: .distantFuture, msgid: 2) // blocks: queue full
@@ -62,7 +62,7 @@ import Testing
     @Test func invalidationReleasesBlockedSendersWithFalse() {
         let port = MessagePort(queueLimit: 1)
         #expect(port.send(before: Date()))
-        let result = Mutex<Bool?>(nil)
+        let result = Locked<Bool?>(nil)
         let done = Signal()
         let started = Signal()
         Thread.detachNewThread {
@@ -82,7 +82,7 @@ import Testing
         let port = MessagePort(queueLimit: 1)
         #expect(port.send(before: Date()))
         let done = Signal()
-        let result = Mutex<Bool?>(nil)
+        let result = Locked<Bool?>(nil)
         Thread.detachNewThread {
             let ok = port.send(before: .distantFuture)
             result.withLock { $0 = ok }

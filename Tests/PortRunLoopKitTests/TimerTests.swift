@@ -11,7 +11,7 @@ import Testing
         // Make sure the loop is idle (it has run everything queued and gone back to sleep).
         try thread.loop.performAndWait {}
         let fired = Signal()
-        let firedAt = Mutex<Date?>(nil)
+        let firedAt = Locked<Date?>(nil)
         let fireDate = Date(timeIntervalSinceNow: 0.05)
         let timer = RunLoopTimer(fireAt: fireDate) { _ in
             firedAt.withLock { $0 = Date() }

@@ -58,22 +58,34 @@ extension PortRunLoop {
     /// Runs queued work that belongs to `mode`, oldest first, one item at a time so that a nested
     /// run started by an item continues with the next one (FIFO survives nesting). Runs at most as
     /// many items as were queued on entry, so self-requeueing work cannot starve other sources.
+    /// Executor jobs never start inside another executor job (a nested run started by a job leaves
+    /// them queued for the outer run).
     func runQueuedWork(mode: RunLoop.Mode) -> Bool {
         var budget = localWork.count
         var handled = false
-        let common = ownerCommonModes
         while budget > 0 {
             budget -= 1
-            guard let index = localWork.firstIndex(where: { $0.matches(mode, commonModes: common) }) else { break }
+            guard let index = nextRunnableWorkIndex(mode: mode) else { break }
             let item = index == localWork.startIndex ? localWork.removeFirst() : localWork.remove(at: index)
             switch item.kind {
             case .block(let block): block()
             case .call(let call): call.run()
+            case .job(let job): runExecutorJob(job)
+            case .portReady(let port):
+                if portIsReady(port, mode: mode) { handled = true }
+                continue // a port is a source, not a perform
             }
             performsRun.increment()
             handled = true
         }
         return handled
+    }
+
+    /// The index of the oldest queued item that may run now in `mode`, if any.
+    func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
+        let common = ownerCommonModes
+        let jobsMayStart = !RunningExecutorJob.isRunningAny
+        return localWork.firstIndex { $0.matches(mode, commonModes: common) && (jobsMayStart || !$0.isExecutorJob) }
     }
 }
 

@@ -37,12 +37,7 @@ extension PortRunLoop {
 
     /// Producer side: `port` went from empty to non-empty while attached here.
     func portBecameReady(_ port: MessagePort) {
-        let ring = inbox.withLock { inbox -> Bool in
-            guard !inbox.isShutDown else { return false }
-            inbox.readyPorts.append(port)
-            return inbox.takeRingDuty()
-        }
-        if ring { ringDoorbell() }
+        enqueue(QueuedWork(modes: .all, kind: .portReady(port)))
     }
 
     private func registerPort(_ port: MessagePort, mode: RunLoop.Mode) {
@@ -65,6 +60,22 @@ extension PortRunLoop {
             port.ownerBuffer.removeAll()
         }
         port.detach(from: self)
+    }
+
+    /// Owner: a port-ready item reached the head of the work queue. Delivers now when the port is
+    /// scheduled in `mode`; otherwise keeps it pending until a run of one of its modes (or until
+    /// its registration, still on its way from another thread, arrives).
+    func portIsReady(_ port: MessagePort, mode: RunLoop.Mode) -> Bool {
+        if let registration = ports[ObjectIdentifier(port)], registration.modes.contains(mode, commonModes: ownerCommonModes) {
+            return deliverMessages(of: port)
+        }
+        if port.isValid && port.isAttached(to: self) { pendingPorts.append(port) }
+        return false
+    }
+
+    /// True when a pending port could be delivered in `mode` right now.
+    func hasDeliverablePendingPort(mode: RunLoop.Mode) -> Bool {
+        pendingPorts.contains { ports[ObjectIdentifier($0)]?.modes.contains(mode, commonModes: ownerCommonModes) ?? false }
     }
 
     /// Delivers the messages of every ready port scheduled in `mode`, port by port, message by
@@ -92,7 +103,7 @@ extension PortRunLoop {
         return handled
     }
 
-    private func deliverMessages(of port: MessagePort) -> Bool {
+    func deliverMessages(of port: MessagePort) -> Bool {
         let (delegate, handler) = port.takeQueuedMessages()
         var delivered = false
         while let envelope = port.ownerBuffer.popFirst() {

@@ -135,6 +135,10 @@ extension PortRunLoop {
             if handled && returnAfterSourceHandled { return .handledSource }
             if condition == nil, modeIsEmpty(mode) { return .finished }
             if System.monotonicSeconds() >= deadline { return .timedOut }
+            // A nested run may have collected work or ports this turn's budget did not cover:
+            // never sleep on something runnable (take another turn instead).
+            if nextRunnableWorkIndex(mode: mode) != nil || hasDeliverablePendingPort(mode: mode) { continue }
+            if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
             waitForEvents(deadline: deadline)
         }
     }
@@ -146,10 +150,6 @@ extension PortRunLoop {
             if !inbox.work.isEmpty {
                 localWork.append(contentsOf: inbox.work)
                 inbox.work.removeAll(keepingCapacity: true)
-            }
-            if !inbox.readyPorts.isEmpty {
-                pendingPorts.append(contentsOf: inbox.readyPorts)
-                inbox.readyPorts.removeAll(keepingCapacity: true)
             }
             inbox.wakePending = false
             defer { inbox.stopRequested = false }
@@ -194,6 +194,6 @@ extension PortRunLoop {
         if timers.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
         if fdSources.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
         if localWork.contains(where: { $0.matches(mode, commonModes: common) }) { return false }
-        return inbox.withLock { $0.work.isEmpty && $0.readyPorts.isEmpty }
+        return inbox.withLock { $0.work.isEmpty }
     }
 }

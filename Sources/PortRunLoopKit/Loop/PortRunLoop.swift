@@ -31,9 +31,9 @@ public final class PortRunLoop: @unchecked Sendable {
 
     // MARK: Shared state, guarded by `inbox`'s mutex.
 
-    let inbox = Mutex(Inbox())
+    let inbox = TracedMutex(Inbox())
     /// Guarded by its own mutex; the owner thread keeps a copy in `ownerCommonModes`.
-    private let sharedCommonModes = Mutex<Set<RunLoop.Mode>>([.default])
+    private let sharedCommonModes = TracedMutex<Set<RunLoop.Mode>>([.default])
 
     // MARK: Owner-thread-only state (touched only on the loop's thread; no lock).
 
@@ -48,6 +48,8 @@ public final class PortRunLoop: @unchecked Sendable {
     var firedTimers: [TimerRegistration] = []
     var readyFDs: [(FDRegistration, EventFlags)] = []
     var iterationsSincePoll = 0
+    /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
+    var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
     // MARK: Metrics.
 
@@ -152,7 +154,7 @@ extension PortRunLoop {
     }()
 
     private static let mainLoop: PortRunLoop = {
-        do { return try PortRunLoop(name: "main", owner: .mainThread) } catch {
+        do { return try PortRunLoop(name: "main", owner: .mainThread).drainingMainDispatchQueue() } catch {
             fatalError("PortRunLoop: could not create the main thread's loop: \(error)")
         }
     }()
@@ -202,18 +204,25 @@ extension PortRunLoop {
 
     /// Shuts the loop down on its own thread: accepts no more work, fails waiting synchronous calls
     /// with ``PortRunLoopError/loopShutDown``, discards queued blocks (counted in
-    /// ``LoopMetrics/workDiscarded``), invalidates its ports and cancels its timers and fd sources.
+    /// ``LoopMetrics/workDiscarded``), hands queued executor jobs over to its after-shutdown queue,
+    /// invalidates its ports and cancels its timers and fd sources.
     func shutDown() {
         let (work, ready) = inbox.withLock { inbox -> (Deque<QueuedWork>, [MessagePort]) in
             inbox.isShutDown = true
-            defer { inbox.work.removeAll(); inbox.readyPorts.removeAll() }
-            return (inbox.work, inbox.readyPorts)
+            // Executor jobs are never discarded: they fail over, in order, to the loop's
+            // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
+            handOverQueuedJobs(localWork, inbox: &inbox)
+            handOverQueuedJobs(inbox.work, inbox: &inbox)
+            defer { inbox.work.removeAll() }
+            return (inbox.work, [])
         }
         _ = ready
         for item in localWork + work {
             switch item.kind {
             case .call(let call): call.fail(.loopShutDown)
             case .block: workDiscarded.increment()
+            case .job: break // handed over above
+            case .portReady: break // its port is invalidated below
             }
         }
         localWork.removeAll()
@@ -226,5 +235,6 @@ extension PortRunLoop {
         fdSources.removeAll()
         firedTimers.removeAll()
         readyFDs.removeAll()
+        notifyBeforeWaitingObserversOfShutDown()
     }
 }

@@ -2,19 +2,30 @@ import DequeModule
 import Foundation
 import Synchronization
 
-/// One item on a loop's work queue: a `perform` block, a synchronous call, or internal control work.
+/// One item on a loop's work queue: a `perform` block, a synchronous call, internal control work,
+/// or a Swift concurrency job (the loop is an executor: Concurrency/PortRunLoop+Executor.swift).
 struct QueuedWork {
     enum Kind {
         case block(@Sendable () -> Void)
         case call(any SynchronousCallProtocol)
+        /// An executor job (actor or task-executor). Never nests inside another job; at shutdown
+        /// it fails over to the loop's after-shutdown queue instead of being discarded.
+        case job(LoopJob)
+        /// A port went from empty to non-empty: deliver its messages (or, when the port is not in
+        /// the running mode, keep it pending). Being an item in the same queue as `perform`
+        /// blocks is what makes a message sent before a block be handled before that block.
+        case portReady(MessagePort)
     }
 
     var modes: ModeSet
     var kind: Kind
 
     func matches(_ mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>) -> Bool {
-        if case .call = kind, mode == .synchronousWait { return true }
-        return modes.contains(mode, commonModes: commonModes)
+        switch kind {
+        case .call where mode == .synchronousWait: return true
+        case .portReady: return true // always taken: delivered now or moved to the pending ports
+        default: return modes.contains(mode, commonModes: commonModes)
+        }
     }
 }
 
@@ -26,14 +37,17 @@ struct QueuedWork {
 /// and testing happen under the same lock, no wake-up can be lost, and no extra fences are needed.
 struct Inbox {
     var work: Deque<QueuedWork> = []
-    var readyPorts: [MessagePort] = []
     var parked = false
     var wakePending = false
     var stopRequested = false
     var runDepth = 0
     var isShutDown = false
+    /// Set at shutdown if executor jobs remain or arrive: the serial queue they fail over to.
+    var afterShutdownJobs: DispatchQueue?
+    /// The loop's task executor while anything holds it (one identity for all its users).
+    weak var taskExecutor: RunLoopTaskExecutor?
 
-    var hasWork: Bool { !work.isEmpty || !readyPorts.isEmpty || wakePending || stopRequested }
+    var hasWork: Bool { !work.isEmpty || wakePending || stopRequested }
 
     /// Marks work available; returns true when the caller must ring the doorbell.
     @inline(__always) mutating func takeRingDuty() -> Bool {

@@ -18,12 +18,12 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         case withdrawn(PortRunLoopError)
     }
 
-    private let state: Mutex<State>
+    private let state: TracedMutex<State>
     private let waiterLoop: PortRunLoop?
     private let condition: ConditionLock?
 
     init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
-        self.state = Mutex(.pending(body))
+        self.state = TracedMutex(.pending(body))
         self.waiterLoop = waiter
         self.condition = waiter == nil ? ConditionLock() : nil
     }

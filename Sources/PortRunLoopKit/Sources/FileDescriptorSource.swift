@@ -33,14 +33,14 @@ public final class FileDescriptorSource: @unchecked Sendable {
     public let events: Events
     let handler: @Sendable (Events) -> Void
     let gate = DeliveryGate()
-    private let loopBox: Mutex<PortRunLoop?>
-    private let failure = Mutex<PortRunLoopError?>(nil)
+    private let loopBox: TracedMutex<PortRunLoop?>
+    private let failure = TracedMutex<PortRunLoopError?>(nil)
 
     init(fileDescriptor: Int32, events: Events, loop: PortRunLoop, handler: @escaping @Sendable (Events) -> Void) {
         self.fileDescriptor = fileDescriptor
         self.events = events
         self.handler = handler
-        self.loopBox = Mutex(loop)
+        self.loopBox = TracedMutex(loop)
     }
 
     /// Stops watching. Once this returns the handler does not start again (a call already running

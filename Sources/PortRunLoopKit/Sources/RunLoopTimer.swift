@@ -25,7 +25,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         var loop: PortRunLoop?
     }
 
-    private let state: Mutex<State>
+    private let state: TracedMutex<State>
     let gate = DeliveryGate()
     let block: @Sendable (RunLoopTimer) -> Void
 
@@ -47,7 +47,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         self.interval = repeats ? max(interval, 0.0001) : max(interval, 0)
         self.repeats = repeats
         self.block = block
-        self.state = Mutex(State(fireDate: date, tolerance: max(tolerance, 0)))
+        self.state = TracedMutex(State(fireDate: date, tolerance: max(tolerance, 0)))
     }
 
     /// A timer that first fires `seconds` from now (and every `seconds` when `repeats`).

@@ -1,0 +1,86 @@
+// swift-tools-version: 6.1
+//
+// PortRunLoop's benchmarks, side by side with the peers (issue 5). A package of its own beside the
+// library, so that users of PortRunLoopKit never fetch ordo-one/benchmark or SwiftNIO.
+//
+//   cd Benchmarks && swift package benchmark                 # everything (see Docs/Benchmarks.md)
+//   Scripts/run-benchmarks.sh                                # unpinned + pinned runs, table, chart
+//   Scripts/check-benchmark-thresholds.sh                    # the CI guard (mallocs, wake signals)
+//
+// Targets:
+// - PortRunLoopBenchmarks: the full comparison (ours, raw eventfd and libevent floors, Dispatch,
+//   NIO, Foundation RunLoop). Builds SwiftNIO.
+// - PortRunLoopGuards: only what CI guards (allocation and wake-signal counts of our hot paths).
+//   Does not build SwiftNIO, so the CI check stays well inside its time budget.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its directory's name, which is whatever the library's checkout is
+// called (`main` here, something else in CI's clone), not its package name: compute it.
+let library = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+    name: "PortRunLoopBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+    ],
+    targets: [
+        // eventfd(2) and the two CoreFoundation run-loop calls Foundation on Linux does not expose
+        // (declared by hand, without system headers: see the header).
+        .target(name: "CBenchSupport", path: "Sources/CBenchSupport"),
+        // libevent for the raw libevent floor. The library's own CLibEvent is not a product, so the
+        // benchmarks have their own module map over the same headers.
+        .systemLibrary(
+            name: "CBenchLibEvent",
+            path: "Sources/CBenchLibEvent",
+            pkgConfig: "libevent_pthreads",
+            providers: [.apt(["libevent-dev"])]
+        ),
+        // The harness and every peer except NIO (shared by both benchmark targets).
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                "CBenchSupport",
+                "CBenchLibEvent",
+                .product(name: "PortRunLoopKit", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Sources/BenchSupport"
+        ),
+        // The SwiftNIO peer (EventLoop.execute, and NIO's executor for the actor hop).
+        .target(
+            name: "NIOPeer",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/NIOPeer"
+        ),
+        .executableTarget(
+            name: "PortRunLoopBenchmarks",
+            dependencies: [
+                "BenchSupport",
+                "NIOPeer",
+                .product(name: "PortRunLoopKit", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PortRunLoopBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "PortRunLoopGuards",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "PortRunLoopKit", package: library),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/PortRunLoopGuards",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,3 @@
+#include "CBenchSupport.h"
+
+void cbench_touch(void *pointer) { (void)pointer; }

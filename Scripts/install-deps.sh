@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's headers and pkg-config),
+# plus any extra apt packages named as arguments (e.g. valgrind, libjemalloc-dev). Idempotent:
+# installs nothing that is already there.
+set -euo pipefail
+
+want=()
+pkg-config --exists libevent_pthreads 2>/dev/null || want+=(libevent-dev)
+command -v pkg-config >/dev/null 2>&1 || want+=(pkg-config)
+for extra in "$@"; do
+  dpkg-query -W -f='${Status}' "$extra" 2>/dev/null | grep -q "install ok installed" || want+=("$extra")
+done
+[ ${#want[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${want[*]}" >&2
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null

@@ -1,0 +1,171 @@
+import DequeModule
+import Foundation
+import Synchronization
+
+/// One queued delivery: a notification for one observation.
+struct LaneEntry: Sendable {
+    let box: NotificationBox
+    let record: ObserverRecord
+    /// Set when the entry belongs to a ``ThreadNotificationCenter/postAndWait(_:timeout:)``.
+    let ticket: SyncTicket?
+}
+
+/// The cross-thread part of one thread's ``ThreadNotificationQueue`` for one set of run-loop modes:
+/// a FIFO of deliveries, and the doorbell discipline that wakes the loop once per batch.
+///
+/// Producers (any thread) append under the lane's lock; the first producer that finds no drain
+/// pending schedules one on the loop (a `perform` in the lane's modes) — everyone else only appends,
+/// so a burst of posts costs one queued drain and, through the loop's parked flag, at most one wake.
+/// The drain (loop thread) pops one entry at a time, so a handler that runs the loop nested finds the
+/// rest still in order; before calling a handler with entries left behind it makes sure a drain is
+/// pending, which is what lets a nested run continue the queue.
+///
+/// Synchronous posts add a ``LaneSyncCall`` (a synchronous-call work item) that drains the lane up to
+/// and including its own entries: such work also runs while the loop's thread is itself waiting in
+/// `performAndWait`/`postAndWait`, which is what breaks post-and-wait cycles.
+///
+/// If the loop shuts down, the drain it discards takes the lane down with it (``kill()``): queued
+/// entries are discarded and counted, later appends are refused.
+///
+/// Thread-safety: `@unchecked Sendable`; `state` is guarded by its mutex; drains run on the loop's
+/// thread only.
+final class DeliveryLane: @unchecked Sendable {
+    let loop: PortRunLoop
+    let modes: ModeSet
+    private let counters: QueueCounters
+
+    private struct State {
+        var entries: Deque<LaneEntry> = []
+        var drainPending = false
+        var isDead = false
+    }
+
+    private let state = TracedMutex(State())
+
+    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters) {
+        self.loop = loop
+        self.modes = modes
+        self.counters = counters
+    }
+
+    /// True once the loop shut down under this lane.
+    var isDead: Bool { state.withLock { $0.isDead } }
+
+    /// Appends `entries` in order (any thread). Returns false when the lane is dead or the loop
+    /// refused the work because it shut down (the entries were then counted as discarded and, for a
+    /// synchronous post, settled).
+    func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
+        enum Next { case nothing, drain, call, dead }
+        let next = state.withLock { state -> Next in
+            if state.isDead { return .dead }
+            state.entries.append(contentsOf: entries)
+            counters.didEnqueue(entries.count)
+            if ticket != nil { return .call }
+            if state.drainPending { return .nothing }
+            state.drainPending = true
+            return .drain
+        }
+        switch next {
+        case .nothing:
+            return true
+        case .drain:
+            return scheduleDrain()
+        case .call:
+            let call = LaneSyncCall(lane: self, ticket: ticket!)
+            guard loop.enqueue(QueuedWork(modes: modes, kind: .call(call))) else {
+                kill()
+                return false
+            }
+            return true
+        case .dead:
+            counters.didRejectAtOnce(entries.count)
+            if let ticket { ticket.post.entriesFinished(count: entries.count) }
+            return false
+        }
+    }
+
+    /// Queues one drain in the lane's modes. The work item carries a ``DrainTicket`` whose deinit
+    /// kills the lane if the loop discards the drain unrun (it shut down).
+    @discardableResult
+    private func scheduleDrain() -> Bool {
+        counters.didScheduleDrain()
+        let ticket = DrainTicket(lane: self)
+        return loop.enqueue(QueuedWork(modes: modes, kind: .block { ticket.run() }))
+    }
+
+    /// Loop thread. Delivers entries oldest first: with no ticket, as many as were queued on entry
+    /// (a drain pending for later arrivals); with a ticket, until that post's entries are all out.
+    func drain(until ticket: SyncTicket?) {
+        var budget = state.withLock { state -> Int in
+            guard ticket == nil else { return .max }
+            state.drainPending = false
+            return state.entries.count
+        }
+        while budget > 0 {
+            budget -= 1
+            let next = state.withLock { state -> (entry: LaneEntry, continuation: Bool)? in
+                if let ticket, ticket.remainingInLane == 0 { return nil }
+                guard let entry = state.entries.popFirst() else { return nil }
+                counters.didDequeue()
+                entry.ticket?.remainingInLane -= 1
+                guard !state.entries.isEmpty, !state.drainPending else { return (entry, false) }
+                state.drainPending = true
+                return (entry, true)
+            }
+            guard let next else { return }
+            if next.continuation { scheduleDrain() }
+            deliver(next.entry)
+        }
+    }
+
+    private func deliver(_ entry: LaneEntry) {
+        guard let ticket = entry.ticket else {
+            if entry.record.deliver(entry.box.notification) { counters.didDeliver() } else { counters.didDiscard() }
+            return
+        }
+        let post = ticket.post
+        guard post.beginDelivery() else {
+            counters.didDiscard()
+            post.entriesFinished(count: 1)
+            return
+        }
+        let delivered = entry.record.deliver(entry.box.notification)
+        if delivered { counters.didDeliver() } else { counters.didDiscard() }
+        post.deliveryFinished(delivered: delivered)
+    }
+
+    /// The loop shut down: discards every entry (counted), refuses later appends, and settles the
+    /// synchronous posts waiting on them. Idempotent.
+    func kill() {
+        let dropped = state.withLock { state -> Deque<LaneEntry> in
+            state.isDead = true
+            let dropped = state.entries
+            state.entries.removeAll()
+            for entry in dropped { entry.ticket?.remainingInLane -= 1 }
+            counters.didDequeue(dropped.count)
+            return dropped
+        }
+        counters.didDiscard(dropped.count)
+        for entry in dropped { entry.ticket?.post.entriesFinished(count: 1) }
+    }
+}
+
+/// Rides along with a queued drain. If the loop discards the drain without running it (the loop
+/// shut down, or was already down), the ticket's deinit kills the lane so nothing waits forever.
+///
+/// Thread-safety: `Sendable`; `ran` is atomic.
+final class DrainTicket: Sendable {
+    private let lane: DeliveryLane
+    private let ran = Atomic<Bool>(false)
+
+    init(lane: DeliveryLane) { self.lane = lane }
+
+    func run() {
+        ran.store(true, ordering: .relaxed)
+        lane.drain(until: nil)
+    }
+
+    deinit {
+        if !ran.load(ordering: .relaxed) { lane.kill() }
+    }
+}

@@ -1,0 +1,15 @@
+import Foundation
+
+/// Carries a Foundation `Notification` to another thread.
+///
+/// `Notification` is explicitly not `Sendable` (its `object` and `userInfo` are `Any`). Handing one to
+/// another thread is what every thread-targeted notification does, and it is sound under the rule
+/// Foundation itself documents: whatever a notification carries must be safe to read from the
+/// threads its observers run on. The box makes that hand-over explicit in one place.
+///
+/// Thread-safety: `@unchecked Sendable` under the rule above; the box itself is immutable.
+struct NotificationBox: @unchecked Sendable {
+    let notification: Notification
+
+    init(_ notification: Notification) { self.notification = notification }
+}

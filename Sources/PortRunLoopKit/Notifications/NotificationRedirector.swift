@@ -1,0 +1,199 @@
+import DequeModule
+import Foundation
+import Synchronization
+
+/// The per-object technique of Apple's *Delivering Notifications To Particular Threads*, as a
+/// reusable type: it captures notifications on whatever thread they are posted and processes them
+/// on one target thread.
+///
+/// It holds exactly the parts the seed lists: the array of notifications waiting (a `Deque`, the
+/// array with O(1) removal at the front), the `NSLock` that guards it, the target thread (its
+/// ``PortRunLoop``, the seed's `notificationThread`), and a ``MessagePort`` scheduled in that loop
+/// (the seed's `notificationPort`, whose delegate this object is).
+///
+/// - ``process(_:)`` (the seed's `processNotification:`) may be called on any thread. On the target
+///   thread it handles the notification at once. On any other thread it appends it to the array
+///   under the lock and signals the port with a zero-timeout send.
+/// - ``handleMessage(_:)`` (the seed's `handleMachMessage:`) runs on the target thread when the
+///   signal arrives and drains the array until it is empty, unlocking around each handler call.
+///   Because it always drains everything, a signal that is dropped because the port's queue is full
+///   (which the seed warns about) loses nothing: the signal already queued will drain it. Per posting
+///   thread, notifications are handled in the order they were processed.
+/// - Give it a closure, or subclass it and override ``handle(_:)`` (the seed's "process the
+///   notification here"). Subclasses restate `@unchecked Sendable`; state they touch only in
+///   `handle(_:)` is confined to the target thread.
+/// - ``observe(_:object:in:)`` registers it with a Foundation center ("register for the notification
+///   normally"). ``invalidate()`` (or deinit) stops it: once it returns no handler starts.
+///
+/// Its limits are the seed's: one handler per object, one port per object. ``ThreadNotificationCenter``
+/// is the general form.
+///
+/// Thread-safety: `Sendable`. ``process(_:)``, ``invalidate()``, ``observe(_:object:in:)`` and
+/// ``pendingCount`` from any thread; ``handleMessage(_:)`` and ``handle(_:)`` run on the target
+/// thread (checked by a precondition).
+open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
+    /// The notifications waiting for the target thread. Guarded by ``notificationLock``.
+    private var notifications: Deque<NotificationBox> = []
+    /// Guards the notifications array (the seed's `notificationLock`).
+    private let notificationLock = NSLock()
+    /// The target thread's loop (the seed's `notificationThread`).
+    ///
+    /// Thread-safety: immutable.
+    public let loop: PortRunLoop
+    /// The port that signals the target thread (the seed's `notificationPort`), scheduled in
+    /// ``loop``. Its ``MessagePort/statistics`` show sent and rejected (dropped) signals.
+    ///
+    /// Thread-safety: immutable; the port is `Sendable`.
+    public let port: MessagePort
+    private let handler: (@Sendable (Notification) -> Void)?
+    private let gate = DeliveryGate()
+    private let foundationTokens = TracedMutex<[FoundationRegistration]>([])
+
+    /// Sets up the redirection to `loop`'s thread (the seed's `setUpThreadingSupport`).
+    ///
+    /// - Parameters:
+    ///   - loop: the target thread's loop (default: the calling thread's, as in the seed). The port
+    ///     is scheduled there by the loop itself, on its own thread.
+    ///   - modes: the modes the port is scheduled in (default: the common modes, as in the seed).
+    ///   - queueLimit: the port's queue limit (default: Mach's 5). Any limit works: drained signals
+    ///     never lose notifications.
+    ///   - handler: called with each notification on the target thread. Without it, subclass and
+    ///     override ``handle(_:)``.
+    ///
+    /// Thread-safety: any thread.
+    public init(loop: PortRunLoop = .current, modes: [RunLoop.Mode] = [.common],
+                queueLimit: Int = MessagePort.defaultQueueLimit,
+                handler: (@Sendable (Notification) -> Void)? = nil) {
+        precondition(!modes.isEmpty, "NotificationRedirector: the mode list is empty, so the port could never fire")
+        self.loop = loop
+        self.port = MessagePort(queueLimit: queueLimit)
+        self.handler = handler
+        port.delegate = self
+        for mode in modes { loop.add(port, forMode: mode) }
+    }
+
+    deinit {
+        invalidate()
+    }
+
+    /// Redirects `notification` to the target thread (the seed's `processNotification:`): handled at
+    /// once when called there, otherwise queued and the port signalled with a zero-timeout send.
+    /// After ``invalidate()`` it does nothing.
+    ///
+    /// Thread-safety: any thread.
+    public final func process(_ notification: Notification) {
+        if loop.isCurrentThread {
+            deliver(notification)
+            return
+        }
+        guard !gate.isClosed else { return }
+        notificationLock.lock()
+        notifications.append(NotificationBox(notification))
+        notificationLock.unlock()
+        // Zero timeout: if the port's queue is full, a signal is already on its way and the
+        // drain it triggers will find this notification.
+        port.send(before: Date())
+    }
+
+    /// Drains the waiting notifications (the seed's `handleMachMessage:`): takes the first one under
+    /// the lock, unlocks, handles it, locks again, until the array is empty. The message's contents
+    /// are ignored: it is only a signal.
+    ///
+    /// Thread-safety: the target thread only (precondition); the port calls it there.
+    public final func handleMessage(_ message: MessagePort.Message) {
+        loop.preconditionOnLoopThread("NotificationRedirector.handleMessage(_:)")
+        notificationLock.lock()
+        while let next = notifications.popFirst() {
+            notificationLock.unlock()
+            deliver(next.notification)
+            notificationLock.lock()
+        }
+        notificationLock.unlock()
+    }
+
+    /// Handles one notification on the target thread (the seed's "process the notification here").
+    /// The default calls the closure given to `init`; subclasses override it instead.
+    ///
+    /// Thread-safety: called on the target thread only.
+    open func handle(_ notification: Notification) {
+        guard let handler else {
+            preconditionFailure("NotificationRedirector: no handler; pass one to init(loop:modes:queueLimit:handler:) or override handle(_:) in a subclass")
+        }
+        handler(notification)
+    }
+
+    /// Registers ``process(_:)`` with a Foundation center for `name` from `sender` (the seed's "register
+    /// for the notification normally"). Removed by ``invalidate()``.
+    ///
+    /// Thread-safety: any thread.
+    public func observe(_ name: Notification.Name?, object sender: Any? = nil, in center: NotificationCenter = .default) {
+        let token = center.addObserver(forName: name, object: sender, queue: nil) { [weak self] note in
+            self?.process(note)
+        }
+        let keep: Bool = foundationTokens.withLock { tokens in
+            guard !gate.isClosed else { return false }
+            tokens.append(FoundationRegistration(center: center, token: token))
+            return true
+        }
+        if !keep { center.removeObserver(token) }
+    }
+
+    /// How many notifications wait for the target thread right now.
+    ///
+    /// Thread-safety: any thread.
+    public var pendingCount: Int {
+        notificationLock.lock()
+        defer { notificationLock.unlock() }
+        return notifications.count
+    }
+
+    /// True until ``invalidate()``.
+    ///
+    /// Thread-safety: any thread.
+    public var isValid: Bool { !gate.isClosed }
+
+    /// Stops redirecting: once this returns no handler starts (one running on the target thread
+    /// finishes; ``waitForRunningHandler(timeout:)`` waits for it). Waiting notifications are
+    /// dropped, the port is invalidated, and Foundation registrations made by ``observe(_:object:in:)``
+    /// are removed. Idempotent.
+    ///
+    /// Thread-safety: any thread, including from inside ``handle(_:)``.
+    public func invalidate() {
+        guard gate.close() else { return }
+        notificationLock.lock()
+        let dropped = notifications
+        notifications.removeAll()
+        notificationLock.unlock()
+        _ = dropped
+        port.invalidate()
+        let tokens = foundationTokens.withLock { tokens in
+            defer { tokens.removeAll() }
+            return tokens
+        }
+        for registration in tokens { registration.center.removeObserver(registration.token) }
+    }
+
+    /// Waits until no ``handle(_:)`` call is running; on the target thread it returns at once. False
+    /// on timeout.
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func waitForRunningHandler(timeout: Duration? = nil) -> Bool {
+        if loop.isCurrentThread { return true }
+        return gate.waitForHandlers(deadlineMonotonic: timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity)
+    }
+
+    private func deliver(_ notification: Notification) {
+        guard gate.tryEnter() else { return }
+        defer { gate.exit() }
+        handle(notification)
+    }
+}
+
+/// A Foundation observer registration made by ``NotificationRedirector/observe(_:object:in:)``.
+///
+/// Thread-safety: `@unchecked Sendable`: the token is only handed back to its own (thread-safe) center.
+private struct FoundationRegistration: @unchecked Sendable {
+    let center: NotificationCenter
+    let token: any NSObjectProtocol
+}

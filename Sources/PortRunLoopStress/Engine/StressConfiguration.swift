@@ -1,0 +1,64 @@
+import Foundation
+
+/// What one stress run does: how many producers, items and loops, which seed, for how long.
+///
+/// Every random choice of a run derives from ``seed`` (rounds, producers and chaos each get their
+/// own sub-stream), so a failing run is replayed by passing the printed seed back
+/// (`--seed`, or the `PORTRUNLOOP_STRESS_SEED` environment variable). Thread scheduling is not
+/// replayed, of course: the seed fixes what is done, not how the threads interleave.
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct StressConfiguration: Sendable, CustomStringConvertible {
+    /// The seed every random choice derives from.
+    public var seed: UInt64
+    /// Producer threads per round.
+    public var producers: Int = 4
+    /// Operations each producer performs per round.
+    public var itemsPerProducer: Int = 2_000
+    /// Consumer loops alive at any time (each on its own thread).
+    public var loops: Int = 3
+    /// Ports scheduled in each consumer loop (replaced when invalidated).
+    public var portsPerLoop: Int = 2
+    /// Keep starting new rounds until this many seconds have passed (nil: one round).
+    public var duration: Double?
+    /// Port invalidation, loop stop/restart and consumer thread exit while traffic flows.
+    public var chaos: Bool = true
+    /// Notification posts and observer add/remove through the thread notification center.
+    public var notifications: Bool = true
+    /// A round that has not finished after this many seconds is a hang: the run aborts with a
+    /// diagnostic (a deadlock must never pass as a slow run).
+    public var roundTimeout: Double = 240
+    /// Print one line per round.
+    public var verbose: Bool = false
+
+    /// A configuration with the given seed and the defaults above.
+    ///
+    /// Thread-safety: a value type.
+    public init(seed: UInt64) { self.seed = seed }
+
+    /// The seed from `PORTRUNLOOP_STRESS_SEED` (decimal or 0x-hex) when set, otherwise a fresh
+    /// random one.
+    ///
+    /// Thread-safety: reads the environment; any thread.
+    public static func seedFromEnvironment(_ name: String = "PORTRUNLOOP_STRESS_SEED") -> UInt64 {
+        if let text = ProcessInfo.processInfo.environment[name], let value = parseSeed(text) { return value }
+        return UInt64.random(in: 1...UInt64.max)
+    }
+
+    /// Parses a decimal or `0x` hexadecimal seed.
+    ///
+    /// Thread-safety: a pure function.
+    public static func parseSeed(_ text: String) -> UInt64? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if t.hasPrefix("0x") || t.hasPrefix("0X") { return UInt64(t.dropFirst(2), radix: 16) }
+        return UInt64(t)
+    }
+
+    /// One line naming every parameter, the seed first.
+    ///
+    /// Thread-safety: a value type.
+    public var description: String {
+        "seed=\(seed) producers=\(producers) items=\(itemsPerProducer) loops=\(loops) ports/loop=\(portsPerLoop) "
+            + "duration=\(duration.map { "\($0)s" } ?? "1 round") chaos=\(chaos) notifications=\(notifications)"
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import PortRunLoopKit
+import Synchronization
+import Testing
+
+/// An actor whose jobs run on a PortRunLoop's thread.
+actor LoopPinnedActor {
+    let loop: PortRunLoop
+    private(set) var count = 0
+
+    init(loop: PortRunLoop) { self.loop = loop }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.unownedExecutor }
+
+    func whereAmI() -> (onLoopThread: Bool, threadName: String?) {
+        (loop.isCurrentThread, Thread.current.name)
+    }
+
+    func increment() { count += 1 }
+
+    /// Records, starts a nested run of the loop that handles one perform block, records again.
+    /// `queuedJob` is queued (as an executor job) before the perform block.
+    func nestedRun(log: ConcurrencyLog<String>) {
+        log.append("job-start")
+        Task(executorPreference: loop.taskExecutor) { log.append("other-job") }
+        loop.perform { log.append("perform-in-nested-run") }
+        loop.run(mode: .default, before: .distantFuture)
+        log.append("job-end")
+    }
+
+    /// Where a job runs once the loop is shut down, and whether it is isolated there.
+    func afterShutdownReport() -> (onLoopThread: Bool, isolated: Bool) {
+        (loop.isCurrentThread, loop.isIsolatingCurrentContext() == true)
+    }
+}
+
+/// The calling thread's name (`Thread.current` is unavailable in async code).
+func currentThreadName() -> String? { Thread.current.name }
+
+/// Calls `assumeIsolated` on `actor` synchronously (it is unavailable from async code).
+func assumeIsolatedCount(_ actor: LoopPinnedActor) -> Int {
+    actor.assumeIsolated { $0.count }
+}
+
+/// PortRunLoop as SerialExecutor / TaskExecutor: pinned actors, isolation checks, task executor
+/// preference, FIFO with perform, no nesting, fail-over after shutdown.
+@Suite(.timeLimit(.minutes(1))) struct LoopExecutorTests {
+    @Test func pinnedActorRunsOnTheLoopThread() async throws {
+        let thread = try RunLoopThread(name: "exec-pinned")
+        defer { thread.stop() }
+        let actor = LoopPinnedActor(loop: thread.loop)
+        let place = await actor.whereAmI()
+        #expect(place.onLoopThread)
+        #expect(place.threadName == "exec-pinned")
+    }
+
+    @Test func pinnedActorIsSerialUnderConcurrentCalls() async throws {
+        let thread = try RunLoopThread(name: "exec-serial")
+        defer { thread.stop() }
+        let actor = LoopPinnedActor(loop: thread.loop)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask { for _ in 0..<250 { await actor.increment() } }
+            }
+        }
+        #expect(await actor.count == 2000)
+    }
+
+    @Test func assumeIsolatedSucceedsOnTheLoopThread() throws {
+        let thread = try RunLoopThread(name: "exec-assume")
+        defer { thread.stop() }
+        let actor = LoopPinnedActor(loop: thread.loop)
+        // Inside a perform body: not a job, but on the loop's thread, so isolated.
+        let count = try thread.loop.performAndWait { assumeIsolatedCount(actor) }
+        #expect(count == 0)
+        let checks = try thread.loop.performAndWait {
+            thread.loop.checkIsolated()
+            thread.loop.preconditionIsolated()
+            return thread.loop.isIsolatingCurrentContext()
+        }
+        #expect(checks == true)
+        #expect(thread.loop.isIsolatingCurrentContext() == false)
+    }
+
+    @Test func assumeIsolatedOffTheLoopThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let thread = try RunLoopThread(name: "exec-off")
+            _ = assumeIsolatedCount(LoopPinnedActor(loop: thread.loop))
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("Incorrect actor executor assumption"), "stderr: \(stderr)")
+    }
+
+    @Test func checkIsolatedOffTheLoopThreadTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let thread = try RunLoopThread(name: "exec-check")
+            thread.loop.checkIsolated()
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("isolated to the executor of loop 'exec-check' ran on another thread"), "stderr: \(stderr)")
+    }
+
+    @Test func sameExecutorIdentity() throws {
+        let a = try RunLoopThread(name: "exec-a")
+        let b = try RunLoopThread(name: "exec-b")
+        defer { a.stop(); b.stop() }
+        #expect(a.loop.isSameExclusiveExecutionContext(other: a.loop))
+        #expect(!a.loop.isSameExclusiveExecutionContext(other: b.loop))
+        let taskExecutor = a.loop.taskExecutor
+        #expect(taskExecutor === a.loop.taskExecutor) // one identity while in use
+        #expect(taskExecutor.loop === a.loop)
+    }
+
+    @Test func taskExecutorPreferenceRunsOnTheLoopThread() async throws {
+        let thread = try RunLoopThread(name: "exec-task")
+        defer { thread.stop() }
+        let loop = thread.loop
+        let onLoop = await withTaskExecutorPreference(loop.taskExecutor) { loop.isCurrentThread }
+        #expect(onLoop)
+        let name = await Task(executorPreference: loop.taskExecutor) { currentThreadName() }.value
+        #expect(name == "exec-task")
+    }
+
+    @Test func jobsShareTheFIFOWithPerform() async throws {
+        let thread = try RunLoopThread(name: "exec-fifo")
+        defer { thread.stop() }
+        let loop = thread.loop
+        let log = ConcurrencyLog<Int>()
+        let gate = ConcurrencyGate()
+        gate.close(on: loop)
+        loop.perform { log.append(1) }
+        // A task with an executor preference is enqueued on the loop as it is created.
+        let task = Task(executorPreference: loop.taskExecutor) { log.append(2) }
+        loop.perform { log.append(3) }
+        gate.open()
+        await task.value
+        try loop.performAndWait {}
+        #expect(log.values == [1, 2, 3])
+    }
+
+    @Test func jobsDoNotNestInsideAJob() async throws {
+        let thread = try RunLoopThread(name: "exec-nest")
+        defer { thread.stop() }
+        let actor = LoopPinnedActor(loop: thread.loop)
+        let log = ConcurrencyLog<String>()
+        await actor.nestedRun(log: log)
+        // The other job was queued before the perform block, yet it ran only after the job.
+        await Task(executorPreference: thread.loop.taskExecutor) {}.value
+        try thread.loop.performAndWait {}
+        #expect(log.values == ["job-start", "perform-in-nested-run", "job-end", "other-job"])
+    }
+
+    @Test func jobsQueuedAtShutdownFailOverAndStayIsolated() async throws {
+        let thread = try RunLoopThread(name: "exec-shutdown")
+        let loop = thread.loop
+        let actor = LoopPinnedActor(loop: loop)
+        // From the loop's own thread: stop the loop, then queue a job behind the stop. The loop
+        // ends after this block and shuts down with the job still queued.
+        let task = try loop.performAndWait { () -> Task<(Bool, Bool), Never> in
+            thread.stop()
+            return Task(executorPreference: loop.taskExecutor) { (loop.isCurrentThread, loop.isIsolatingCurrentContext() == true) }
+        }
+        let report = await task.value
+        #expect(report.0 == false)
+        #expect(report.1 == true)
+        // Jobs enqueued after the shutdown fail over too; the actor keeps working, isolated.
+        #expect(loop.isShutDown)
+        let after = await actor.afterShutdownReport()
+        #expect(after.onLoopThread == false)
+        #expect(after.isolated)
+        await actor.increment()
+        #expect(await actor.count == 1)
+    }
+
+    @Test func jobsOfAThreadThatExitsFailOver() async throws {
+        let bare = BareLoopThread()
+        let actor = LoopPinnedActor(loop: bare.loop)
+        // Queued on the bare loop (which never runs) as the task is created.
+        let task = Task(executorPreference: bare.loop.taskExecutor) { bare.loop.isIsolatingCurrentContext() == true }
+        bare.exit()
+        #expect(await task.value)
+        await actor.increment()
+        #expect(await actor.count == 1)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// `PortRunLoop.main` drains `DispatchQueue.main` and `@MainActor` jobs when the main thread runs it.
+///
+/// swift-testing runs tests (and exit tests' bodies) off the main thread, and its entry point hands
+/// the main thread to `dispatch_main()`, so a real main thread running `PortRunLoop.main.run()` can
+/// only be observed in another program: the `MainQueueProbe` executable (Sources/MainQueueProbe),
+/// which `swift build` / `swift test` build next to the test bundle. It checks dispatch async/sync,
+/// a burst of 1000 ordered blocks, `Task { @MainActor }`, `MainActor.run` and `assumeIsolated` on
+/// the main thread, then stops the loop, and exits 0 only if all of it happened.
+@Suite(.timeLimit(.minutes(1))) struct MainQueueDrainTests {
+    /// Runs the probe with `arguments`; returns its exit status and output. Bounded: the probe has a
+    /// 30 s watchdog, and the test kills it after 50 s.
+    private func runProbe(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let probe = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("MainQueueProbe")
+        guard FileManager.default.isExecutableFile(atPath: probe.path) else {
+            Issue.record("MainQueueProbe was not built at \(probe.path) (build the package first)")
+            return (-1, "")
+        }
+        let process = Process()
+        process.executableURL = probe
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        if exited.wait(timeout: .now() + 50) == .timedOut {
+            process.terminate()
+            Issue.record("MainQueueProbe did not exit within 50 s")
+            return (-1, String(decoding: output, as: UTF8.self))
+        }
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test func mainQueueAndMainActorRunInPortRunLoopMain() throws {
+        let (status, output) = try runProbe([])
+        #expect(status == 0, "probe output:\n\(output)")
+        #expect(output.contains("dispatch-async main=true"))
+        #expect(output.contains("mainactor-task main=true"))
+        #expect(output.hasSuffix("PASS\n"))
+    }
+
+    /// This test process's main thread is in `dispatchMain()` (swift-testing's async entry point):
+    /// libdispatch serves the main queue itself and has no handle to give. Fetching the main loop
+    /// must not disturb that.
+    @Test func mainLoopLeavesADispatchMainProcessAlone() async {
+        #expect(PortRunLoop.main.name == "main")
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { done.resume() }
+        }
+    }
+
+    @Test func worksWhenTheMainLoopIsFirstUsedOffTheMainThread() throws {
+        let (status, output) = try runProbe(["touch-main-loop-first-off-main"])
+        #expect(status == 0, "probe output:\n\(output)")
+        #expect(output.hasSuffix("PASS\n"))
+    }
+}
