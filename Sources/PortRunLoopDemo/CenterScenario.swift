@@ -47,10 +47,10 @@ private func seedRedirect(center: ThreadNotificationCenter, observer: RunLoopThr
     }
     defer { token.remove() }
     let poster = Thread {
+        Thread.current.name = "background"
         print("[center]   posting 'TestNotification' on NotificationCenter.default from \(Thread.current.name ?? "?")")
         NotificationCenter.default.post(name: .scenarioTest, object: nil, userInfo: nil)
     }
-    poster.name = "background"
     poster.start()
     guard handled.wait(timeout: .now() + 10) == .success else {
         throw CenterScenarioFailure(description: "the bridged notification never reached observer-A")
@@ -104,12 +104,12 @@ private func loadScenario(center: ThreadNotificationCenter, observers: [RunLoopT
     let done = DispatchSemaphore(value: 0)
     for p in 0..<posterThreads {
         let poster = Thread {
+            Thread.current.name = "poster-\(p)"
             for seq in 0..<itemsPerThread {
                 center.post(name: .scenarioItem, object: nil, userInfo: ["poster": p, "seq": seq])
             }
             done.signal()
         }
-        poster.name = "poster-\(p)"
         poster.start()
     }
     for _ in 0..<posterThreads {
@@ -153,10 +153,13 @@ private func teardownRace(center: ThreadNotificationCenter, observer: RunLoopThr
         let late = Atomic<Int>(0)
         let calls = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
+        let firstCall = DispatchSemaphore(value: 0)
+        let called = Atomic<Bool>(false)
     }
     let shared = Flags()
     let posterDone = DispatchSemaphore(value: 0)
     let poster = Thread {
+        Thread.current.name = "teardown-poster"
         var posts = 0
         while !shared.stop.load(ordering: .relaxed) {
             if center.queue(for: observer.loop).metrics.depth > 256 { sched_yield(); continue }
@@ -166,15 +169,18 @@ private func teardownRace(center: ThreadNotificationCenter, observer: RunLoopThr
         print("[center] seed 002 teardown race: \(iterations) observers removed while 'teardown-poster' posted \(posts) notifications")
         posterDone.signal()
     }
-    poster.name = "teardown-poster"
     poster.start()
     var late = 0
+    var liveAtRemoval = 0
     for _ in 0..<iterations {
         let flags = Flags()
         let token = center.addObserver(forName: .scenarioItem, on: observer.loop) { _ in
             if flags.removed.load(ordering: .sequentiallyConsistent) { flags.late.add(1, ordering: .relaxed) }
             shared.calls.add(1, ordering: .relaxed)
+            if !flags.called.exchange(true, ordering: .relaxed) { flags.firstCall.signal() }
         }
+        // Remove it while notifications are flowing to it: after its first delivery (bounded wait).
+        if flags.firstCall.wait(timeout: .now() + 1) == .success { liveAtRemoval += 1 }
         token.remove()
         token.waitForRunningHandlers()
         flags.removed.store(true, ordering: .sequentiallyConsistent)
@@ -183,6 +189,6 @@ private func teardownRace(center: ThreadNotificationCenter, observer: RunLoopThr
     }
     shared.stop.store(true, ordering: .relaxed)
     _ = posterDone.wait(timeout: .now() + 60)
-    print("[center]   handler calls before removal: \(shared.calls.load(ordering: .relaxed)); calls after removal returned: \(late) (must be 0); queue: \(center.queue(for: observer.loop).metrics)")
+    print("[center]   \(liveAtRemoval) of them removed while receiving; \(shared.calls.load(ordering: .relaxed)) handler calls before removal; calls after removal returned: \(late) (must be 0); queue: \(center.queue(for: observer.loop).metrics)")
     if late != 0 { throw CenterScenarioFailure(description: "\(late) handler calls started after their observer was removed") }
 }

@@ -1,9 +1,16 @@
 import Foundation
 import PortRunLoopKit
-import Synchronization
 
 // Helpers for the concurrency suites (LoopExecutorTests, AsyncPerformTests, MainQueueDrainTests,
-// NotificationStreamTests). Every wait is bounded; none is used for ordering.
+// NotificationStreamTests). Every wait is bounded; none is used for ordering. Shared state uses
+// `Locked` (TestSupport.swift), which ThreadSanitizer sees; `Synchronization.Mutex` it does not.
+
+/// The calling thread's kernel id (the TID in `/proc/thread-self` → `PID/task/TID`): unlike a
+/// `pthread_t`, it is not handed to a new thread as soon as the old one exits.
+func kernelThreadID() -> Int32 {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    return Int32(link.split(separator: "/").last ?? "") ?? -1
+}
 
 /// A gate a loop's thread can be parked on (inside a perform block), so that work queued behind
 /// it cannot start until the test opens it.
@@ -25,7 +32,7 @@ final class ConcurrencyGate: Sendable {
 
 /// A thread-safe ordered log.
 final class ConcurrencyLog<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
     func append(_ element: Element) { items.withLock { $0.append(element) } }
     var values: [Element] { items.withLock { $0 } }
 }
@@ -34,21 +41,23 @@ final class ConcurrencyLog<Element: Sendable>: Sendable {
 /// shuts the loop down (its thread-exit path, not ``RunLoopThread/stop()``).
 final class BareLoopThread: Sendable {
     let loop: PortRunLoop
+    /// The thread's kernel id.
+    let threadID: Int32
     private let release = DispatchSemaphore(value: 0)
 
     init() {
-        let handOut = Mutex<PortRunLoop?>(nil)
+        let handOut = Locked<(PortRunLoop, Int32)?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let release = self.release
         let thread = Thread {
-            handOut.withLock { $0 = PortRunLoop.current }
+            handOut.withLock { $0 = (PortRunLoop.current, kernelThreadID()) }
             ready.signal()
             _ = release.wait(timeout: .now() + 50)
         }
         thread.name = "bare-loop"
         thread.start()
         ready.wait()
-        loop = handOut.withLock { $0! }
+        (loop, threadID) = handOut.withLock { $0! }
     }
 
     /// Lets the thread exit; its loop shuts down as it does.

@@ -49,14 +49,14 @@ import Testing
     }
 
     @Test func cancellingTwiceAndFromTheHandlerAreNoOps() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let (r, w) = makePipe()
             defer { close(r); close(w) }
             var byte: UInt8 = 1
             _ = write(w, &byte, 1)
             let calls = CallCounter()
-            let sourceBox = Mutex<FileDescriptorSource?>(nil)
+            let sourceBox = Locked<FileDescriptorSource?>(nil)
             let source = try loop.watch(fileDescriptor: r, for: .read) { _ in
                 calls.increment()
                 sourceBox.withLock { $0 }?.cancel()
@@ -65,10 +65,10 @@ import Testing
             sourceBox.withLock { $0 = source }
             // Level-triggered and never read: without the cancel it would fire on every turn.
             for _ in 0..<5 { loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: true) }
-            #expect(calls.value == 1)
+            c.expect(calls.value == 1)
             source.cancel()
-            #expect(source.isCancelled)
-            #expect(source.registrationError == nil, "a user cancel is not a registration error")
+            c.expect(source.isCancelled)
+            c.expect(source.registrationError == nil, "a user cancel is not a registration error")
             sourceBox.withLock { $0 = nil }
         }
     }
@@ -76,20 +76,20 @@ import Testing
     @Test func closingAWatchedFdAndThenCancellingNeitherCrashesNorHangs() throws {
         // Documented misuse ("cancel the source before closing its fd"): the result is no more calls
         // after cancel, no crash and no hang.
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let (r, w) = makePipe()
             let calls = CallCounter()
             let source = try loop.watch(fileDescriptor: r, for: .read) { _ in calls.increment() }
             loop.add(MessagePort(), forMode: .default)
-            #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false) == .timedOut)
+            c.expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false) == .timedOut)
             close(r)
             close(w)
             loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: false)
             source.cancel()
             let before = calls.value
             loop.run(mode: .default, timeout: 0.01, returnAfterSourceHandled: false)
-            #expect(calls.value == before)
+            c.expect(calls.value == before)
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import PortRunLoopKit
-import Synchronization
 import Testing
 
 /// An actor whose jobs run on a PortRunLoop's thread.
@@ -28,9 +27,9 @@ actor LoopPinnedActor {
         log.append("job-end")
     }
 
-    /// Where a job runs once the loop is shut down, and whether it is isolated there.
-    func afterShutdownReport() -> (onLoopThread: Bool, isolated: Bool) {
-        (loop.isCurrentThread, loop.isIsolatingCurrentContext() == true)
+    /// Where a job runs (kernel thread id) and whether it is isolated there.
+    func threadAndIsolation() -> (thread: Int32, isolated: Bool) {
+        (kernelThreadID(), loop.isIsolatingCurrentContext() == true)
     }
 }
 
@@ -150,35 +149,47 @@ func assumeIsolatedCount(_ actor: LoopPinnedActor) -> Int {
         #expect(log.values == ["job-start", "perform-in-nested-run", "job-end", "other-job"])
     }
 
-    @Test func jobsQueuedAtShutdownFailOverAndStayIsolated() async throws {
+    @Test func jobsEnqueuedAfterShutdownFailOverAndStayIsolated() async throws {
         let thread = try RunLoopThread(name: "exec-shutdown")
         let loop = thread.loop
         let actor = LoopPinnedActor(loop: loop)
-        // From the loop's own thread: stop the loop, then queue a job behind the stop. The loop
-        // ends after this block and shuts down with the job still queued.
-        let task = try loop.performAndWait { () -> Task<(Bool, Bool), Never> in
-            thread.stop()
-            return Task(executorPreference: loop.taskExecutor) { (loop.isCurrentThread, loop.isIsolatingCurrentContext() == true) }
-        }
-        let report = await task.value
-        #expect(report.0 == false)
-        #expect(report.1 == true)
-        // Jobs enqueued after the shutdown fail over too; the actor keeps working, isolated.
+        // Kernel thread ids, not `pthread_t`s: glibc reuses a dead thread's `pthread_t`.
+        let loopThread = try loop.performAndWait { kernelThreadID() }
+        thread.stop() // joined: the loop is shut down and its thread is gone
         #expect(loop.isShutDown)
-        let after = await actor.afterShutdownReport()
-        #expect(after.onLoopThread == false)
+        let after = await actor.threadAndIsolation()
+        #expect(after.thread != loopThread)
         #expect(after.isolated)
         await actor.increment()
         #expect(await actor.count == 1)
+        let taskIsolated = await Task(executorPreference: loop.taskExecutor) { loop.isIsolatingCurrentContext() == true }.value
+        #expect(taskIsolated)
+    }
+
+    @Test func aJobQueuedBehindAStopIsNotStranded() async throws {
+        let thread = try RunLoopThread(name: "exec-stopping")
+        let loop = thread.loop
+        // From the loop's own thread: stop, then queue a job behind the stop. It runs either in the
+        // loop's last turn or, failed over, after the shutdown; either way isolated, never lost.
+        let task = try loop.performAndWait { () -> Task<Bool, Never> in
+            thread.stop()
+            return Task(executorPreference: loop.taskExecutor) { loop.isIsolatingCurrentContext() == true }
+        }
+        #expect(await task.value)
     }
 
     @Test func jobsOfAThreadThatExitsFailOver() async throws {
         let bare = BareLoopThread()
         let actor = LoopPinnedActor(loop: bare.loop)
-        // Queued on the bare loop (which never runs) as the task is created.
-        let task = Task(executorPreference: bare.loop.taskExecutor) { bare.loop.isIsolatingCurrentContext() == true }
+        // Queued on the bare loop (which never runs) as the task is created; still queued when the
+        // thread exits and shuts the loop down, so it is handed over to the after-shutdown queue.
+        let task = Task(executorPreference: bare.loop.taskExecutor) {
+            (kernelThreadID(), bare.loop.isIsolatingCurrentContext() == true)
+        }
         bare.exit()
-        #expect(await task.value)
+        let report = await task.value
+        #expect(report.0 != bare.threadID)
+        #expect(report.1)
         await actor.increment()
         #expect(await actor.count == 1)
     }

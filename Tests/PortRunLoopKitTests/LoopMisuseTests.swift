@@ -29,21 +29,21 @@ import Testing
     }
 
     @Test func negativeAndInfiniteTimeoutsAreAPollAndForever() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let port = MessagePort()
             loop.add(port, forMode: .default)
             // Negative: polls once, nothing ready → timed out at once.
-            #expect(loop.run(mode: .default, timeout: -1, returnAfterSourceHandled: false) == .timedOut)
-            #expect(loop.run(mode: .default, timeout: -.infinity, returnAfterSourceHandled: true) == .timedOut)
+            c.expect(loop.run(mode: .default, timeout: -1, returnAfterSourceHandled: false) == .timedOut)
+            c.expect(loop.run(mode: .default, timeout: -.infinity, returnAfterSourceHandled: true) == .timedOut)
             // Infinite: waits until something happens; a message from another thread ends it.
             let sender = JoinableThread(name: "sender") { _ = port.send(before: .distantFuture) }
             port.setHandler { _ in }
-            #expect(loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: true) == .handledSource)
+            c.expect(loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: true) == .handledSource)
             sender.join()
             // A date in the distant past polls, like a zero timeout.
-            #expect(loop.run(mode: .default, before: .distantPast))
-            #expect(loop.run(mode: .default, before: Date(timeIntervalSinceReferenceDate: -.infinity)))
+            c.expect(loop.run(mode: .default, before: .distantPast))
+            c.expect(loop.run(mode: .default, before: Date(timeIntervalSinceReferenceDate: -.infinity)))
             port.invalidate()
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import PortRunLoopKit
-import Synchronization
 import Testing
 
 private let tick = Notification.Name("NotificationStreamTests.tick")

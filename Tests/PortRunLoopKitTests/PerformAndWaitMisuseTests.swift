@@ -39,7 +39,7 @@ import Testing
     @Test func aTargetWhoseThreadExitsWhileTheCallIsQueuedFailsTheCaller() throws {
         // A plain thread owns a loop, is held busy, and exits without running its loop again: the
         // caller already waiting must get loopShutDown, not hang.
-        let loopBox = Mutex<PortRunLoop?>(nil)
+        let loopBox = Locked<PortRunLoop?>(nil)
         let ready = Latch()
         let exit = Latch()
         let owner = JoinableThread(name: "exiting-owner") {
@@ -50,7 +50,7 @@ import Testing
         #expect(ready.wait())
         let loop = try #require(loopBox.withLock { $0 })
         let ran = CallCounter()
-        let outcome = Mutex<Result<Int, any Error>?>(nil)
+        let outcome = Locked<Result<Int, any Error>?>(nil)
         let callerStarted = Latch()
         let caller = JoinableThread(name: "caller") {
             callerStarted.open()

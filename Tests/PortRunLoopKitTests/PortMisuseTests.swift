@@ -78,7 +78,7 @@ import Testing
         let b = try RunLoopThread(name: "move-b")
         defer { a.stop(); b.stop() }
         let port = MessagePort(queueLimit: 10)
-        let seen = Mutex<[(UInt32, String)]>([])
+        let seen = Locked<[(UInt32, String)]>([])
         port.setHandler { m in seen.withLock { $0.append((m.msgid, Thread.current.name ?? "?")) } }
         a.loop.add(port, forMode: .default)
         #expect(port.send(before: Date(), msgid: 1))

@@ -1,5 +1,6 @@
 import Foundation
 import PortRunLoopKit
+import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
@@ -47,4 +48,29 @@ func expectMessage(_ result: ExitTest.Result?, contains text: String,
     let stderr = standardError(result)
     #expect(stderr.contains(text), "stderr was: \(stderr)", sourceLocation: sourceLocation)
     #endif
+}
+
+/// Expectations checked on a thread other than the test's: swift-testing attributes `#expect` only
+/// inside the test's own task, so they are collected here and recorded on the test's thread.
+final class ThreadChecks: Sendable {
+    private let failures = Locked<[(String, SourceLocation)]>([])
+
+    func expect(_ condition: Bool, _ message: @autoclosure () -> String = "",
+                sourceLocation: SourceLocation = #_sourceLocation) {
+        if !condition { failures.withLock { $0.append((message(), sourceLocation)) } }
+    }
+
+    func recordIssues() {
+        for (message, location) in failures.withLock({ $0 }) {
+            Issue.record(Comment(rawValue: message.isEmpty ? "expectation failed" : message), sourceLocation: location)
+        }
+    }
+}
+
+/// Runs `body` on a brand-new thread (so `PortRunLoop.current` is a brand-new loop that only this
+/// test uses), waits for it, and records the body's failed checks against the test.
+func onLoopThread<T: Sendable>(_ body: @escaping @Sendable (ThreadChecks) throws -> T) throws -> T {
+    let checks = ThreadChecks()
+    defer { checks.recordIssues() }
+    return try JoinableThread.run(name: "test-loop") { try body(checks) }
 }

@@ -53,90 +53,90 @@ import Testing
     }
 
     @Test func negativeAfterFiresOnTheNextTurn() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             let timer = RunLoopTimer(after: -10) { _ in fired.increment() }
             loop.add(timer, forMode: .default)
-            #expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
-            #expect(fired.value == 1)
-            #expect(!timer.isValid)
+            c.expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
+            c.expect(fired.value == 1)
+            c.expect(!timer.isValid)
         }
     }
 
     @Test func aDueTimerFiresInAZeroTimeoutRun() throws {
         // CFRunLoopRunInMode(mode, 0, …) handles whatever is ready, due timers included.
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             loop.add(RunLoopTimer(fireAt: .distantPast) { _ in fired.increment() }, forMode: .default)
             let result = loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: true)
-            #expect(fired.value == 1, "a timer whose date has passed must fire in a polling run")
-            #expect(result == .handledSource)
-            #expect(!loop.run(mode: .default, before: .distantPast), "the fired one-shot timer left the mode empty")
+            c.expect(fired.value == 1, "a timer whose date has passed must fire in a polling run")
+            c.expect(result == .handledSource)
+            c.expect(!loop.run(mode: .default, before: .distantPast), "the fired one-shot timer left the mode empty")
         }
     }
 
     @Test func aDueTimerFiresInARunBeforeAPastDate() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             loop.add(RunLoopTimer(fireAt: Date(timeIntervalSinceNow: -1)) { _ in fired.increment() }, forMode: .default)
-            #expect(loop.run(mode: .default, before: .distantPast))
-            #expect(fired.value == 1, "a timer whose date has passed must fire in run(mode:before:) with a past date")
+            c.expect(loop.run(mode: .default, before: .distantPast))
+            c.expect(fired.value == 1, "a timer whose date has passed must fire in run(mode:before:) with a past date")
         }
     }
 
     @Test func hugeIntervalFiresOnceAndStaysScheduled() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: -1), interval: 1e300, repeats: true) { _ in
                 fired.increment()
             }
             loop.add(timer, forMode: .default)
-            #expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
-            #expect(fired.value == 1)
-            #expect(timer.isValid)
-            #expect(timer.fireDate.timeIntervalSinceNow > 1e299)
+            c.expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
+            c.expect(fired.value == 1)
+            c.expect(timer.isValid)
+            c.expect(timer.fireDate.timeIntervalSinceNow > 1e299)
             // Not due again: a short run times out (true: the mode still has the timer) without firing.
-            #expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.02)))
-            #expect(fired.value == 1)
+            c.expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.02)))
+            c.expect(fired.value == 1)
             timer.invalidate()
-            #expect(!loop.run(mode: .default, before: .distantPast))
+            c.expect(!loop.run(mode: .default, before: .distantPast))
         }
     }
 
     @Test func distantAndInfiniteFutureDatesNeverFireButKeepTheModeAlive() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             let far = RunLoopTimer(fireAt: .distantFuture) { _ in fired.increment() }
             let infinite = RunLoopTimer(fireAt: Date(timeIntervalSinceReferenceDate: .infinity)) { _ in fired.increment() }
             let huge = RunLoopTimer(fireAt: Date(timeIntervalSinceReferenceDate: 1e300)) { _ in fired.increment() }
             for t in [far, infinite, huge] { loop.add(t, forMode: .default) }
-            #expect(loop.run(mode: .default, timeout: 0.02, returnAfterSourceHandled: false) == .timedOut)
-            #expect(fired.value == 0)
+            c.expect(loop.run(mode: .default, timeout: 0.02, returnAfterSourceHandled: false) == .timedOut)
+            c.expect(fired.value == 0)
             for t in [far, infinite, huge] { t.invalidate() }
-            #expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false) == .finished)
+            c.expect(loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false) == .finished)
         }
     }
 
     @Test func negativeInfinityFireDateFiresOnceThenKeepsARealCadence() throws {
         // A repeating timer due "infinitely long ago" must not turn its date into NaN (which would
         // make it fire on every turn, a busy loop).
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceReferenceDate: -.infinity), interval: 3600, repeats: true) { _ in
                 fired.increment()
             }
             loop.add(timer, forMode: .default)
-            #expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
-            #expect(fired.value == 1)
-            #expect(!timer.fireDate.timeIntervalSinceReferenceDate.isNaN, "the next fire date became NaN")
+            c.expect(loop.run(mode: .default, before: Date(timeIntervalSinceNow: 10)))
+            c.expect(fired.value == 1)
+            c.expect(!timer.fireDate.timeIntervalSinceReferenceDate.isNaN, "the next fire date became NaN")
             for _ in 0..<5 { loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false) }
-            #expect(fired.value == 1, "a timer with a one-hour interval fired again at once")
+            c.expect(fired.value == 1, "a timer with a one-hour interval fired again at once")
             timer.invalidate()
         }
     }
@@ -153,15 +153,15 @@ import Testing
     }
 
     @Test func invalidatingTwiceAndAddingAnInvalidTimerAreNoOps() throws {
-        try JoinableThread.run {
+        try onLoopThread { c in
             let loop = PortRunLoop.current
             let fired = CallCounter()
             let timer = RunLoopTimer(fireAt: .distantPast) { _ in fired.increment() }
             timer.invalidate()
             timer.invalidate()
             loop.add(timer, forMode: .default)
-            #expect(!loop.run(mode: .default, before: .distantPast), "an invalid timer must not make the mode non-empty")
-            #expect(fired.value == 0)
+            c.expect(!loop.run(mode: .default, before: .distantPast), "an invalid timer must not make the mode non-empty")
+            c.expect(fired.value == 0)
         }
     }
 }

@@ -1,17 +1,24 @@
 import Benchmark
 import BenchSupport
+import PortRunLoopKit
 
 /// What CI guards (Scripts/check-benchmark-thresholds.sh): allocation and wake-signal counts of
-/// our hot paths, which do not swing with machine load the way wall-clock time does. Thresholds
-/// live in Benchmarks/Thresholds/guards.json.
+/// our hot paths, which, unlike wall-clock time, do not swing with the load on the machine.
+/// Thresholds: Benchmarks/Thresholds/guards.json. The scenarios are the full suite's
+/// (PortRunLoopBenchmarks), for ours only and with fewer samples; this target does not build NIO.
 let benchmarks: @Sendable () -> Void = {
     let ours: [(name: String, factory: ChannelFactory)] = [
         ("Ours.perform", { try PortRunLoopPerformChannel(receiver: $0) }),
         ("Ours.MessagePort.send", { try MessagePortChannel(receiver: $0) }),
     ]
     for peer in ours {
-        Scenarios.throughput(peer.name, producers: 1, maxDuration: .seconds(2), maxIterations: 6, factory: peer.factory)
-        Scenarios.throughput(peer.name, producers: 2, maxDuration: .seconds(2), maxIterations: 6, factory: peer.factory)
-        Scenarios.roundTrip(peer.name, maxDuration: .seconds(1), maxIterations: 30, factory: peer.factory)
+        Scenarios.throughput(peer.name, producers: 1, maxDuration: .seconds(2), maxIterations: 8, factory: peer.factory)
+        Scenarios.throughput(peer.name, producers: 2, maxDuration: .seconds(2), maxIterations: 8, factory: peer.factory)
+        Scenarios.roundTrip(peer.name, maxDuration: .seconds(1), maxIterations: 40, factory: peer.factory)
+    }
+    Scenarios.syncRoundTrip("Ours.performAndWait", maxIterations: 40) {
+        let thread = try RunLoopThread(name: "bench.sync")
+        return SyncRoundTripFixture(calls: Scenarios.roundTrips, call: { try? thread.loop.performAndWait {} },
+                                    tearDown: { thread.stop() })
     }
 }

@@ -38,8 +38,10 @@ public final class FoundationRunLoopChannel: MessageChannel, @unchecked Sendable
     public var wakeSignals: Int? { signals.load(ordering: .relaxed) }
 
     public func shutDown() {
+        // A performed block is not a source: `run(mode:before:)` does not return after it. Stop the
+        // run loop explicitly (CFRunLoopStop, also exported by libFoundation.so).
         stopping.store(true, ordering: .releasing)
-        runLoop.perform(inModes: [.default]) {}
+        CFRunLoopStop(cfRunLoop)
         CFRunLoopWakeUp(cfRunLoop)
         thread.join()
     }

@@ -25,7 +25,7 @@ import Dispatch
 /// - Once the loop is shut down (its thread exited or its ``RunLoopThread`` stopped) its jobs are
 ///   not lost: jobs still queued, and any enqueued later, *fail over* in order to a serial dispatch
 ///   queue private to the loop, where they run one at a time, still isolated to this executor
-///   (`assumeIsolated` keeps working; ``isCurrentThread`` is false there). Tasks that still target
+///   (`assumeIsolated` keeps working; it is not the loop's thread). Tasks that still target
 ///   a dead loop therefore finish instead of hanging forever.
 /// - Keep the loop alive as long as anything may use it as an executor (an actor stores it):
 ///   `UnownedSerialExecutor` does not retain it.
@@ -67,7 +67,7 @@ extension PortRunLoop: SerialExecutor {
     ///
     /// Thread-safety: any thread.
     public func isIsolatingCurrentContext() -> Bool? {
-        isCurrentThread || RunningExecutorJob.isRunning(for: self)
+        isLiveOwnerThread || RunningExecutorJob.isRunning(for: self)
     }
 
     /// Traps, naming the loop, unless the caller is isolated to this executor (see
@@ -76,8 +76,16 @@ extension PortRunLoop: SerialExecutor {
     ///
     /// Thread-safety: any thread.
     public func checkIsolated() {
-        precondition(isCurrentThread || RunningExecutorJob.isRunning(for: self),
+        precondition(isLiveOwnerThread || RunningExecutorJob.isRunning(for: self),
                      "PortRunLoop: code isolated to the executor of loop '\(name)' ran on another thread (assumeIsolated / preconditionIsolated off the loop's thread)")
+    }
+
+    /// True on the loop's own thread while the loop is alive. ``isCurrentThread`` compares
+    /// `pthread_t`s, which glibc hands out again once a thread has exited: a dead loop's id can
+    /// come back as an unrelated thread (seen: an after-shutdown queue worker). A loop is shut down
+    /// before its thread exits, so "not shut down" rules that out. Costs one lock, on-thread only.
+    var isLiveOwnerThread: Bool {
+        isCurrentThread && !isShutDown
     }
 
     /// Queues a job of either role through the loop's work queue, or fails it over after shutdown.

@@ -21,7 +21,7 @@ extension PortRunLoop {
     ///
     /// Thread-safety: any thread or task.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        if isCurrentThread {
+        if isLiveOwnerThread {
             try Task.checkCancellation()
             return try body()
         }

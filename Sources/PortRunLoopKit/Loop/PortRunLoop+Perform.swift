@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 extension PortRunLoop {
@@ -60,13 +61,18 @@ extension PortRunLoop {
     /// many items as were queued on entry, so self-requeueing work cannot starve other sources.
     /// Executor jobs never start inside another executor job (a nested run started by a job leaves
     /// them queued for the outer run).
+    ///
+    /// Hot path: the filter (mode membership, job nesting) is worked out once per pass, and each
+    /// item is found and taken in one access to `localWork` (each access to a class's stored
+    /// property is a dynamic exclusivity check). Common modes added by an item take effect on the
+    /// next pass, as documented for ``addCommonMode(_:)``.
     func runQueuedWork(mode: RunLoop.Mode) -> Bool {
         var budget = localWork.count
         var handled = false
+        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
         while budget > 0 {
             budget -= 1
-            guard let index = nextRunnableWorkIndex(mode: mode) else { break }
-            let item = index == localWork.startIndex ? localWork.removeFirst() : localWork.remove(at: index)
+            guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter) else { break }
             switch item.kind {
             case .block(let block): block()
             case .call(let call): call.run()
@@ -83,9 +89,15 @@ extension PortRunLoop {
 
     /// The index of the oldest queued item that may run now in `mode`, if any.
     func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
-        let common = ownerCommonModes
-        let jobsMayStart = !RunningExecutorJob.isRunningAny
-        return localWork.firstIndex { $0.matches(mode, commonModes: common) && (jobsMayStart || !$0.isExecutorJob) }
+        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
+        return localWork.firstIndex { filter.admits($0) }
+    }
+
+    /// Removes and returns the oldest item of `work` that `filter` admits (usually the first).
+    @inline(__always)
+    static func takeFirstAdmitted(from work: inout Deque<QueuedWork>, by filter: WorkFilter) -> QueuedWork? {
+        guard let index = work.firstIndex(where: { filter.admits($0) }) else { return nil }
+        return index == work.startIndex ? work.removeFirst() : work.remove(at: index)
     }
 }
 

@@ -3,12 +3,24 @@ import Foundation
 /// A port scheduled in a loop, with the modes it is scheduled in. Owner thread only.
 final class PortRegistration {
     let port: MessagePort
-    var modes: ModeSet
+    var modes: ModeSet { didSet { changed() } }
+    /// Moves whenever `modes` changes or the registration ends (``changed()``). A delivery batch
+    /// re-checks "is the port still scheduled in the running mode?" only when it moved, instead of
+    /// a dictionary look-up and a mode-string hash per message. Behind a pointer so that reading it
+    /// per message is a plain load (a class's stored `var` costs a dynamic exclusivity check).
+    private let generationStorage = UnsafeMutablePointer<UInt>.allocate(capacity: 1)
+    var generation: UInt { generationStorage.pointee }
 
     init(port: MessagePort, modes: ModeSet) {
         self.port = port
         self.modes = modes
+        generationStorage.initialize(to: 0)
     }
+
+    deinit { generationStorage.deallocate() }
+
+    /// Records a change that may end delivery in a mode (modes changed, or unregistered).
+    func changed() { generationStorage.pointee &+= 1 }
 }
 
 extension PortRunLoop {
@@ -20,7 +32,8 @@ extension PortRunLoop {
     /// before the loop's next turn (a sleeping loop is woken).
     public func add(_ port: MessagePort, forMode mode: RunLoop.Mode) {
         guard port.attach(to: self) else { return }
-        onOwner { loop in loop.registerPort(port, mode: mode) }
+        // A shut-down loop invalidates its ports; one added to it afterwards gets the same fate.
+        if !onOwner({ loop in loop.registerPort(port, mode: mode) }) { port.invalidate() }
     }
 
     /// Removes `port` from `mode`. When it is in no mode of this loop any more it is unscheduled
@@ -35,13 +48,23 @@ extension PortRunLoop {
         }
     }
 
-    /// Producer side: `port` went from empty to non-empty while attached here.
-    func portBecameReady(_ port: MessagePort) {
-        enqueue(QueuedWork(modes: .all, kind: .portReady(port)))
+    /// Producer side, called with the port's lock held: `port` went from empty to non-empty while
+    /// attached here. Queuing the port-ready item under the port's lock is what keeps a later send
+    /// (which finds the port already marked ready and queues nothing) from returning before the
+    /// loop knows about its message — otherwise a `perform` or a `RunLoopThread.stop()` made after
+    /// that send could overtake it. Returns true when the caller must ring the doorbell, which it
+    /// does after releasing the port's lock. Lock order: port, then inbox (never the reverse).
+    func portBecameReady(_ port: MessagePort) -> Bool {
+        inbox.withLock { inbox -> Bool in
+            guard !inbox.isShutDown else { return false }
+            inbox.work.append(QueuedWork(modes: .all, kind: .portReady(port)))
+            return inbox.takeRingDuty()
+        }
     }
 
     private func registerPort(_ port: MessagePort, mode: RunLoop.Mode) {
         guard port.isValid, port.isAttached(to: self) else { return }
+        if inbox.withLock({ $0.isShutDown }) { port.invalidate(); return }
         let id = ObjectIdentifier(port)
         if let registration = ports[id] {
             registration.modes = registration.modes.inserting(mode)
@@ -53,11 +76,14 @@ extension PortRunLoop {
     /// Owner thread: forgets `port`. Messages the loop had already taken are discarded (and
     /// counted) when the port was invalidated, or put back in front of its queue otherwise.
     func unregisterPort(_ port: MessagePort, discardingBuffered: Bool) {
-        ports[ObjectIdentifier(port)] = nil
+        ports.removeValue(forKey: ObjectIdentifier(port))?.changed()
         pendingPorts.removeAll { $0 === port }
         if discardingBuffered || !port.isValid {
             port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
             port.ownerBuffer.removeAll()
+        } else {
+            // Before detaching: once detached, another loop may take the port (and its buffer).
+            port.requeueBuffered()
         }
         port.detach(from: self)
     }
@@ -67,7 +93,7 @@ extension PortRunLoop {
     /// its registration, still on its way from another thread, arrives).
     func portIsReady(_ port: MessagePort, mode: RunLoop.Mode) -> Bool {
         if let registration = ports[ObjectIdentifier(port)], registration.modes.contains(mode, commonModes: ownerCommonModes) {
-            return deliverMessages(of: port)
+            return deliverMessages(of: port, mode: mode)
         }
         if port.isValid && port.isAttached(to: self) { pendingPorts.append(port) }
         return false
@@ -81,8 +107,8 @@ extension PortRunLoop {
     /// Delivers the messages of every ready port scheduled in `mode`, port by port, message by
     /// message. Handlers may start nested runs: the shared structures are re-read after each call.
     func deliverPendingPorts(mode: RunLoop.Mode) -> Bool {
-        guard !pendingPorts.isEmpty else { return false }
-        var handled = false
+        var handled = portsInDelivery.isEmpty ? false : continueInterruptedBatches(mode: mode)
+        guard !pendingPorts.isEmpty else { return handled }
         let common = ownerCommonModes
         var index = 0
         while index < pendingPorts.count {
@@ -97,16 +123,50 @@ extension PortRunLoop {
             }
             guard registration.modes.contains(mode, commonModes: common) else { index += 1; continue }
             pendingPorts.remove(at: index)
-            handled = deliverMessages(of: port) || handled
+            handled = deliverMessages(of: port, mode: mode) || handled
             index = 0
         }
         return handled
     }
 
-    func deliverMessages(of port: MessagePort) -> Bool {
+    /// R8: a nested run started by a port's handler delivers the rest of that port's batch (and
+    /// anything sent to it since) when the port is scheduled in the nested run's mode.
+    private func continueInterruptedBatches(mode: RunLoop.Mode) -> Bool {
+        var handled = false
+        for port in portsInDelivery where !port.ownerBuffer.isEmpty {
+            guard let registration = ports[ObjectIdentifier(port)],
+                  registration.modes.contains(mode, commonModes: ownerCommonModes) else { continue }
+            handled = deliverMessages(of: port, mode: mode) || handled
+        }
+        return handled
+    }
+
+    func deliverMessages(of port: MessagePort, mode: RunLoop.Mode) -> Bool {
         let (delegate, handler) = port.takeQueuedMessages()
         var delivered = false
-        while let envelope = port.ownerBuffer.popFirst() {
+        portsInDelivery.append(port)
+        defer { portsInDelivery.removeLast() }
+        let id = ObjectIdentifier(port)
+        // The registration that passed the last full check, and its generation then. Common modes
+        // only ever grow, so a passed check stays valid until the registration changes.
+        var checked: (registration: PortRegistration, generation: UInt)?
+        while !port.ownerBuffer.isEmpty {
+            // A handler may have removed the port from this mode (or from the loop): the rest of
+            // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
+            // already put back (and may belong to another loop now: do not touch it); still
+            // scheduled in other modes, put the rest back and keep the port pending for them.
+            if let current = checked, current.registration.generation == current.generation {
+                // Unchanged since the last check (the per-message fast path).
+            } else {
+                guard let registration = ports[id] else { break }
+                guard registration.modes.contains(mode, commonModes: ownerCommonModes) else {
+                    port.requeueBuffered()
+                    if !pendingPorts.contains(where: { $0 === port }) { pendingPorts.append(port) }
+                    break
+                }
+                checked = (registration, registration.generation)
+            }
+            let envelope = port.ownerBuffer.removeFirst()
             guard port.gate.tryEnter() else {
                 port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count + 1)
                 port.ownerBuffer.removeAll()

@@ -7,6 +7,9 @@ final class TimerRegistration: LibEventReceiver {
     private unowned let loop: PortRunLoop
     private var event: LoopEvent?
     var isQueuedToFire = false
+    /// True while the timer's block runs: a nested run started by the block must not fire the
+    /// same timer again (a one-shot would fire twice; CF has the same "firing" guard).
+    var isFiring = false
 
     init(timer: RunLoopTimer, modes: ModeSet, loop: PortRunLoop) throws(PortRunLoopError) {
         self.timer = timer
@@ -49,11 +52,13 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     public func add(_ timer: RunLoopTimer, forMode mode: RunLoop.Mode) {
         guard timer.attach(to: self) else { return }
-        onOwner { loop in loop.registerTimer(timer, mode: mode) }
+        // A shut-down loop invalidates its timers; one added to it afterwards gets the same fate.
+        if !onOwner({ loop in loop.registerTimer(timer, mode: mode) }) { timer.invalidate() }
     }
 
     private func registerTimer(_ timer: RunLoopTimer, mode: RunLoop.Mode) {
         guard timer.isValid else { return }
+        if inbox.withLock({ $0.isShutDown }) { timer.invalidate(); return }
         let id = ObjectIdentifier(timer)
         let registration: TimerRegistration
         if let existing = timers[id] {
@@ -82,14 +87,24 @@ extension PortRunLoop {
     /// Fires the timers libevent reported, if they belong to `mode` and their date has come.
     func fireDueTimers(mode: RunLoop.Mode) -> Bool {
         var handled = false
-        let common = ownerCommonModes
-        while !firedTimers.isEmpty {
-            let registration = firedTimers.removeFirst()
-            registration.isQueuedToFire = false
+        var index = 0
+        while index < firedTimers.count {
+            let registration = firedTimers[index]
             let timer = registration.timer
+            // A timer libevent reported while a nested run of another mode was polling stays
+            // queued for a run of its own modes (dropping it would delay it until the mode is
+            // next armed, past the run that should have fired it).
+            if timers[ObjectIdentifier(timer)] === registration, timer.isValid,
+               registration.isFiring || !registration.modes.contains(mode, commonModes: ownerCommonModes) {
+                index += 1
+                continue
+            }
+            firedTimers.remove(at: index)
+            registration.isQueuedToFire = false
             guard timers[ObjectIdentifier(timer)] === registration else { continue }
             guard timer.isValid else { unregisterTimer(timer); continue }
-            guard registration.modes.contains(mode, commonModes: common) else { continue }
+            // The block may run nested runs that change the list: start over after each fire.
+            index = 0
             let now = Date()
             if now < timer.fireDate {
                 // libevent's monotonic clock and the wall clock disagree by a hair: never early.
@@ -101,7 +116,9 @@ extension PortRunLoop {
                 registration.setArmed(true)
             }
             if timer.gate.tryEnter() {
+                registration.isFiring = true
                 timer.block(timer)
+                registration.isFiring = false
                 timer.gate.exit()
                 timersFired.increment()
                 handled = true

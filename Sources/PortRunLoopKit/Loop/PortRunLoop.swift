@@ -42,6 +42,9 @@ public final class PortRunLoop: @unchecked Sendable {
     var armedMode: RunLoop.Mode?
     var localWork: Deque<QueuedWork> = []
     var pendingPorts: [MessagePort] = []
+    /// Ports whose batch is being delivered, innermost last: a nested run started by one of their
+    /// handlers continues their batch (Semantics R8).
+    var portsInDelivery: [MessagePort] = []
     var ports: [ObjectIdentifier: PortRegistration] = [:]
     var timers: [ObjectIdentifier: TimerRegistration] = [:]
     var fdSources: [ObjectIdentifier: FDRegistration] = [:]
@@ -91,10 +94,16 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: any thread.
     public var isCurrentThread: Bool {
         switch owner {
-        case .thread(let t): System.isSameThread(t, System.currentThread())
+        case .thread(let t):
+            // glibc reuses a pthread_t once its thread has exited: a dead loop must not mistake a
+            // new, unrelated thread for its owner.
+            !ownerThreadExited.load(ordering: .acquiring) && System.isSameThread(t, System.currentThread())
         case .mainThread: Thread.isMainThread
         }
     }
+
+    /// Set by the thread-exit destructor, after the loop was shut down on its thread.
+    let ownerThreadExited = Atomic<Bool>(false)
 
     /// Traps with a message naming the loop unless called on its thread (NIO's
     /// `preconditionInEventLoop`).
@@ -132,10 +141,11 @@ public final class PortRunLoop: @unchecked Sendable {
     public var isShutDown: Bool { inbox.withLock { $0.isShutDown } }
 
     /// Runs `body` on the owner thread: now when already there, otherwise as control work that runs
-    /// in every mode before the loop's next turn. Dropped if the loop is shut down.
-    func onOwner(_ body: @escaping @Sendable (PortRunLoop) -> Void) {
-        if isCurrentThread { body(self); return }
-        enqueue(QueuedWork(modes: .all, kind: .block { [self] in body(self) }))
+    /// in every mode before the loop's next turn. Dropped, returning false, if the loop is shut down.
+    @discardableResult
+    func onOwner(_ body: @escaping @Sendable (PortRunLoop) -> Void) -> Bool {
+        if isCurrentThread { body(self); return true }
+        return enqueue(QueuedWork(modes: .all, kind: .block { [self] in body(self) }))
     }
 }
 
@@ -148,6 +158,7 @@ extension PortRunLoop {
             guard let raw else { return }
             let loop = Unmanaged<PortRunLoop>.fromOpaque(raw).takeRetainedValue()
             loop.shutDownIfNeeded()
+            loop.ownerThreadExited.store(true, ordering: .releasing)
         }
         precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
         return key
@@ -220,6 +231,12 @@ extension PortRunLoop {
         for item in localWork + work {
             switch item.kind {
             case .call(let call): call.fail(.loopShutDown)
+            case .block(let control) where item.modes == .all:
+                // Control work (a port, timer or fd source added or removed from another thread
+                // just before the shutdown) still applies: registrations then see the loop shut
+                // down and invalidate / cancel what they would have scheduled, instead of leaving
+                // it attached to a dead loop (a port that accepts sends nothing will ever deliver).
+                control()
             case .block: workDiscarded.increment()
             case .job: break // handed over above
             case .portReady: break // its port is invalidated below
@@ -229,12 +246,18 @@ extension PortRunLoop {
         pendingPorts.removeAll()
         for registration in ports.values { registration.port.invalidate() }
         ports.removeAll()
+        let deadTimers = timers.values.map(\.timer)
         for registration in timers.values { registration.detach() }
         timers.removeAll()
+        let deadSources = fdSources.values.map(\.source)
         for registration in fdSources.values { registration.detach() }
         fdSources.removeAll()
         firedTimers.removeAll()
         readyFDs.removeAll()
+        // As documented: a dead loop's timers are invalidated and its fd sources cancelled (which
+        // also drops their references to the loop, so the loop itself can be freed).
+        for timer in deadTimers { timer.invalidate() }
+        for source in deadSources { source.fail(.loopShutDown) }
         notifyBeforeWaitingObserversOfShutDown()
     }
 }

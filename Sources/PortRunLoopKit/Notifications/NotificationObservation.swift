@@ -40,7 +40,10 @@ public final class NotificationObservation: Sendable, Hashable, CustomStringConv
 
     deinit { registration.end() }
 
-    /// True until the observation ends.
+    /// True until the observation ends. One nuance: an observer object is only ever touched on its
+    /// delivery thread (so that its deinit can never be triggered from here), so an observation
+    /// whose observer object was deallocated reports false from the first delivery attempted after
+    /// that — its handler can never run again either way.
     ///
     /// Thread-safety: any thread.
     public var isActive: Bool { registration.isActive }

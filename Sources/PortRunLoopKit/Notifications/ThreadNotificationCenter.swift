@@ -66,7 +66,8 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
         }
     }
 
-    /// The number of observations currently registered (ended ones excluded).
+    /// The number of observations currently registered (ended ones excluded; an observation whose
+    /// observer object was deallocated is removed at the first delivery attempted after that).
     ///
     /// Thread-safety: any thread.
     public var observationCount: Int {

@@ -95,7 +95,12 @@ final class FDRegistration: LibEventReceiver {
 
     /// libevent callback (inside `event_base_loop`): only records the readiness.
     override func eventFired(_ flags: EventFlags) {
-        loop.readyFDs.append((self, flags))
+        // Reported again before it was handled (a nested run polled): merge, never queue twice.
+        if let index = loop.readyFDs.firstIndex(where: { $0.0 === self }) {
+            loop.readyFDs[index].1.formUnion(flags)
+        } else {
+            loop.readyFDs.append((self, flags))
+        }
     }
 
     func setArmed(_ wanted: Bool) {
@@ -142,19 +147,21 @@ extension PortRunLoop {
         if isCurrentThread {
             try registerFileDescriptorSource(source, modes: modeSet)
         } else {
-            onOwner { loop in
+            let queued = onOwner { loop in
                 do throws(PortRunLoopError) {
                     try loop.registerFileDescriptorSource(source, modes: modeSet)
                 } catch {
                     source.fail(error)
                 }
             }
+            if !queued { source.fail(.loopShutDown) } // shut down since the check above
         }
         return source
     }
 
     private func registerFileDescriptorSource(_ source: FileDescriptorSource, modes: ModeSet) throws(PortRunLoopError) {
         guard !source.isCancelled else { return }
+        guard !inbox.withLock({ $0.isShutDown }) else { throw .loopShutDown }
         let registration = try FDRegistration(source: source, modes: modes, loop: self)
         fdSources[ObjectIdentifier(source)] = registration
         if let armed = armedMode, modes.contains(armed, commonModes: ownerCommonModes) {
@@ -176,12 +183,20 @@ extension PortRunLoop {
     /// Calls the handlers of the fd sources libevent reported ready, if they belong to `mode`.
     func handleReadyFileDescriptors(mode: RunLoop.Mode) -> Bool {
         var handled = false
-        let common = ownerCommonModes
-        while !readyFDs.isEmpty {
-            let (registration, flags) = readyFDs.removeFirst()
+        var index = 0
+        while index < readyFDs.count {
+            let (registration, flags) = readyFDs[index]
             let source = registration.source
-            guard fdSources[ObjectIdentifier(source)] === registration,
-                  registration.modes.contains(mode, commonModes: common) else { continue }
+            let current = fdSources[ObjectIdentifier(source)] === registration
+            // Readiness libevent reported while a nested run of another mode polled stays queued
+            // for a run of the source's own modes (dropped, it would wait for the next poll).
+            if current && !registration.modes.contains(mode, commonModes: ownerCommonModes) {
+                index += 1
+                continue
+            }
+            readyFDs.remove(at: index)
+            guard current else { continue }
+            index = 0 // the handler may run nested runs that change the list
             var ready: FileDescriptorSource.Events = []
             if flags.contains(.read) { ready.insert(.read) }
             if flags.contains(.write) { ready.insert(.write) }

@@ -39,24 +39,52 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         var discarded = 0
     }
 
-    // Guards `state` and is the condition full senders wait on.
-    private let lock = ConditionLock()
-    // Guarded by `lock`.
-    private var state: State
-    /// Decides whether a handler may start (closed by `invalidate`).
-    let gate = DeliveryGate()
-    /// Messages the loop has taken for delivery. Owner (loop) thread only.
-    var ownerBuffer: Deque<Envelope> = []
+    // Layout matters here (stored properties are laid out in declaration order). The loop's thread
+    // writes the object's first cache line once per delivered message (the reference count, when
+    // it builds a `Message`, and `deliveredCounter`); senders read `lock` and `stateStorage` once
+    // per send. `cacheLinePadding` keeps the two at least 64 bytes apart, so a burst does not
+    // bounce one cache line between the two CPUs on every message (false sharing).
+
     /// Delivered / discarded-by-the-loop counts, written by the loop's thread only.
     let deliveredCounter = OwnerCounter()
     let ownerDiscardedCounter = SharedCounter()
+    /// Decides whether a handler may start (closed by `invalidate`).
+    let gate = DeliveryGate()
+    /// Messages the loop has taken for delivery. Owner (loop) thread only; behind a pointer for
+    /// the same reason as `state` (one pop per delivered message).
+    private let ownerBufferStorage: UnsafeMutablePointer<Deque<Envelope>>
+    var ownerBuffer: Deque<Envelope> {
+        unsafeAddress { UnsafePointer(ownerBufferStorage) }
+        unsafeMutableAddress { ownerBufferStorage }
+    }
+    private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
+    // Guards `state` and is the condition full senders wait on.
+    private let lock = ConditionLock()
+    // Guarded by `lock`. Kept behind a pointer and reached through addressors, so that `send` and
+    // the loop's delivery pay no dynamic exclusivity check (swift_beginAccess/endAccess, two TLS
+    // look-ups each) per access: the lock, not the compiler, is what serializes access here.
+    private let stateStorage: UnsafeMutablePointer<State>
+    private var state: State {
+        unsafeAddress { UnsafePointer(stateStorage) }
+        unsafeMutableAddress { stateStorage }
+    }
 
     /// Makes a port with the given queue limit (at least 1).
     ///
     /// Thread-safety: any thread.
     public init(queueLimit: Int = MessagePort.defaultQueueLimit) {
         precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
-        self.state = State(limit: queueLimit)
+        stateStorage = .allocate(capacity: 1)
+        stateStorage.initialize(to: State(limit: queueLimit))
+        ownerBufferStorage = .allocate(capacity: 1)
+        ownerBufferStorage.initialize(to: [])
+    }
+
+    deinit {
+        stateStorage.deinitialize(count: 1)
+        stateStorage.deallocate()
+        ownerBufferStorage.deinitialize(count: 1)
+        ownerBufferStorage.deallocate()
     }
 
     /// The most messages that can wait for delivery at once (at least 1). Raising it wakes senders
@@ -105,6 +133,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread.
     @discardableResult
     public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil) -> Bool {
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         lock.lock()
         guard state.isValid else {
             state.rejected += 1
@@ -120,13 +149,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         }
         state.queue.append(Envelope(msgid: msgid, components: components, replyPort: replyPort))
         state.sent += 1
-        var loopToNotify: PortRunLoop?
+        var loopToRing: PortRunLoop?
         if !state.readyOnLoop, let loop = state.loop {
             state.readyOnLoop = true
-            loopToNotify = loop
+            if loop.portBecameReady(self) { loopToRing = loop } // queued under our lock: see there
         }
         lock.unlock()
-        loopToNotify?.portBecameReady(self)
+        loopToRing?.ringDoorbell()
         return true
     }
 
@@ -216,11 +245,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             state.loop = loop
             if !state.queue.isEmpty && !state.readyOnLoop {
                 state.readyOnLoop = true
-                return true
+                return loop.portBecameReady(self) // queued under our lock, as in send
             }
             return false
         }
-        if notify { loop.portBecameReady(self) }
+        if notify { loop.ringDoorbell() }
         return lock.withLock { state.isValid }
     }
 
@@ -234,6 +263,21 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Whether this port is currently attached to `loop`.
     func isAttached(to loop: PortRunLoop) -> Bool { lock.withLock { state.loop === loop } }
 
+    /// Owner thread: puts the messages the loop took but did not deliver (the port was removed from
+    /// the running mode by a handler) back in front of the queue, where they count against the
+    /// limit again; discards and counts them instead if the port was invalidated meanwhile.
+    func requeueBuffered() {
+        guard !ownerBuffer.isEmpty else { return }
+        lock.withLock {
+            if state.isValid {
+                state.queue.prepend(contentsOf: ownerBuffer)
+            } else {
+                state.discarded += ownerBuffer.count
+            }
+        }
+        ownerBuffer.removeAll()
+    }
+
     /// Owner thread: moves queued messages to ``ownerBuffer`` and returns who handles them.
     ///
     /// Hot path (once per delivered batch): explicit lock/unlock rather than `withLock`, because
@@ -244,8 +288,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         lock.lock()
         defer { lock.unlock() }
         if !state.queue.isEmpty {
-            ownerBuffer.append(contentsOf: state.queue)
-            state.queue.removeAll(keepingCapacity: true)
+            if ownerBuffer.isEmpty {
+                // The usual case: hand the whole queue over by swapping buffers (no per-message
+                // copy, retain and release; both buffers keep their capacity).
+                swap(&ownerBuffer, &state.queue)
+            } else {
+                ownerBuffer.append(contentsOf: state.queue)
+                state.queue.removeAll(keepingCapacity: true)
+            }
             if state.spaceWaiters > 0 { lock.broadcast() }
         }
         state.readyOnLoop = false

@@ -113,7 +113,12 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     func advance(after now: Date) {
         state.withLock { state in
             let missed = ((now.timeIntervalSince(state.fireDate)) / interval).rounded(.down)
-            state.fireDate = state.fireDate.addingTimeInterval(interval * (max(missed, 0) + 1))
+            var next = state.fireDate.addingTimeInterval(interval * (max(missed, 0) + 1))
+            // A first date so far in the past (or -infinity) that the arithmetic loses the cadence
+            // (NaN, or not within one interval after now): restart the cadence from now.
+            let ahead = next.timeIntervalSince(now)
+            if !(ahead > 0 && ahead <= interval) { next = now.addingTimeInterval(interval) }
+            state.fireDate = next
         }
     }
 }

@@ -58,6 +58,10 @@ public final class RunLoopThread: @unchecked Sendable {
             while !startup.stopRequested.load(ordering: .acquiring) {
                 loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
             }
+            // stop() ends every run at once; when it arrived inside a nested run (a modal run, a
+            // synchronous wait) the outer run ended before reaching work queued ahead of the stop.
+            // One last polling turn handles it, keeping the rule "queued before stop() is handled".
+            loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false)
             loop.shutDownIfNeeded()
         }
         let result = startup.lock.withLock { () -> Result<PortRunLoop, PortRunLoopError> in

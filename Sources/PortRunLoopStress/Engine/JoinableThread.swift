@@ -82,7 +82,7 @@ public final class JoinableThread: @unchecked Sendable {
 
 /// A write-once result slot handed between two threads whose hand-over is ordered by a join.
 final class ResultBox<T: Sendable>: Sendable {
-    private let result = Mutex<Result<T, any Error>?>(nil)
+    private let result = Locked<Result<T, any Error>?>(nil)
     func set(_ r: Result<T, any Error>) { result.withLock { $0 = r } }
     func get() throws -> T {
         guard let r = result.withLock({ $0 }) else { preconditionFailure("ResultBox: no result") }

@@ -24,17 +24,17 @@ final class StressConsumer: Sendable {
     let loop: PortRunLoop
     let loopID: ObjectIdentifier
     /// The current ports (a port invalidated by chaos is replaced in place).
-    let ports: Mutex<[StressPort]>
+    let ports: Locked<[StressPort]>
     /// Set before the consumer starts retiring; items accepted after it may be discarded.
     let retiring = Atomic<Bool>(false)
     /// Per producer: sequence numbers of `perform` blocks in the order they ran.
-    let performed: Mutex<[[UInt32]]>
+    let performed: Locked<[[UInt32]]>
     /// Per producer: sequence numbers of `performAndWait` bodies that ran.
-    let called: Mutex<[[UInt32]]>
+    let called: Locked<[[UInt32]]>
     /// Bodies of loop-to-loop synchronous calls that ran here.
     let relayBodies = Atomic<Int>(0)
     /// Notification deliveries on this consumer (see the notification parts).
-    let notificationRecords: Mutex<[String]> = Mutex([])
+    let notificationRecords: Locked<[String]> = Locked([])
 
     init(id: Int, usePlainThread: Bool, producers: Int) {
         self.id = id
@@ -42,7 +42,7 @@ final class StressConsumer: Sendable {
         if usePlainThread {
             let exit = ExitFlag()
             let published = Latch()
-            let box = Mutex<PortRunLoop?>(nil)
+            let box = Locked<PortRunLoop?>(nil)
             let thread = JoinableThread(name: name) {
                 let loop = PortRunLoop.current
                 // A private port keeps the default mode non-empty, like RunLoopThread's.
@@ -66,9 +66,9 @@ final class StressConsumer: Sendable {
             self.loop = thread.loop
         }
         self.loopID = ObjectIdentifier(loop)
-        self.ports = Mutex([])
-        self.performed = Mutex(Array(repeating: [], count: producers))
-        self.called = Mutex(Array(repeating: [], count: producers))
+        self.ports = Locked([])
+        self.performed = Locked(Array(repeating: [], count: producers))
+        self.called = Locked(Array(repeating: [], count: producers))
     }
 
     var isPlainThread: Bool {

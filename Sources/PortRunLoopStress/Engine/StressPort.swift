@@ -8,7 +8,7 @@ import Synchronization
 /// Thread-safety: `Sendable`; written by the handler on the consumer's thread, read after joins.
 final class StressPortRecords: Sendable {
     /// Per producer: sequence numbers in delivery order.
-    let delivered: Mutex<[[UInt32]]>
+    let delivered: Locked<[[UInt32]]>
     let deliveredCount = Atomic<Int>(0)
     /// Deliveries that started after `invalidate()` (and the wait for running handlers) returned.
     let late = Atomic<Int>(0)
@@ -20,7 +20,7 @@ final class StressPortRecords: Sendable {
     let closed = Atomic<Bool>(false)
 
     init(producers: Int) {
-        delivered = Mutex(Array(repeating: [], count: producers))
+        delivered = Locked(Array(repeating: [], count: producers))
     }
 }
 

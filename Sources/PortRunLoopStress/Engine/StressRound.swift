@@ -4,33 +4,33 @@ import Synchronization
 
 /// One round of a stress run: K consumers, N producers × M operations, chaos, teardown, verification.
 ///
-/// Thread-safety: `Sendable`; shared state is behind `Mutex`/`Atomic`.
+/// Thread-safety: `Sendable`; shared state is behind `Locked`/`Atomic`.
 final class StressRound: Sendable {
     let config: StressConfiguration
     let index: Int
     let seed: UInt64
     /// The consumers currently serving, one per slot.
-    let slots: Mutex<[StressConsumer]>
+    let slots: Locked<[StressConsumer]>
     /// Every consumer and port of the round, retired or not, for verification.
-    let allConsumers = Mutex<[StressConsumer]>([])
-    let allPorts = Mutex<[StressPort]>([])
+    let allConsumers = Locked<[StressConsumer]>([])
+    let allPorts = Locked<[StressPort]>([])
     private let nextUID = Atomic<Int>(0)
     let threadsStarted = Atomic<Int>(0)
     let threadsJoined = Atomic<Int>(0)
     let relaySucceeded = Atomic<Int>(0)
     let relayFailed = Atomic<Int>(0)
     /// Violations found while running (hangs, impossible outcomes), reported with the rest.
-    let runtimeViolations = Mutex<[String]>([])
+    let runtimeViolations = Locked<[String]>([])
     /// Per producer: the operation it is in (for the hang diagnostic).
-    let progress: Mutex<[String]>
+    let progress: Locked<[String]>
     let notifications: StressNotifications?
 
     init(config: StressConfiguration, index: Int) {
         self.config = config
         self.index = index
         self.seed = SeededGenerator.derive(config.seed, UInt64(index))
-        self.slots = Mutex([])
-        self.progress = Mutex(Array(repeating: "not started", count: config.producers))
+        self.slots = Locked([])
+        self.progress = Locked(Array(repeating: "not started", count: config.producers))
         self.notifications = config.notifications ? StressNotifications(producers: config.producers) : nil
     }
 
@@ -104,7 +104,7 @@ final class StressRound: Sendable {
         slots.withLock { $0 = consumers }
         notifications?.roundStarted(round: self, rng: &setupRNG)
 
-        let logs = Mutex<[StressProducerLog?]>(Array(repeating: nil, count: config.producers))
+        let logs = Locked<[StressProducerLog?]>(Array(repeating: nil, count: config.producers))
         let start = Latch()
         var producers: [JoinableThread] = []
         for p in 0..<config.producers {

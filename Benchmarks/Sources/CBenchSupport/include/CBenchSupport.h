@@ -11,11 +11,12 @@
 int eventfd(unsigned int initval, int flags);
 #define CBENCH_EFD_CLOEXEC 02000000
 
-// The two CoreFoundation run-loop calls the Foundation RunLoop peer needs. swift-corelibs-foundation
+// The CoreFoundation run-loop calls the Foundation RunLoop peer needs. swift-corelibs-foundation
 // links CoreFoundation into libFoundation.so and exports these symbols, but does not re-export the
 // CoreFoundation module to Swift. CFRunLoopRef is an opaque pointer, so `void *` is ABI-identical.
 void *CFRunLoopGetCurrent(void);
 void CFRunLoopWakeUp(void *runLoop);
+void CFRunLoopStop(void *runLoop);
 
 // Keeps SwiftPM happy about a C target with only a header (and gives the benchmarks a compiler
 // barrier that costs one call).

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# CI guard for issue 5: runs the PortRunLoopGuards benchmarks (Benchmarks/) and checks allocation
+# and wake-signal counts of our hot paths against Benchmarks/Thresholds/guards.json. Wall clock is
+# deliberately not guarded (it swings run to run on a shared VM); counts are.
+#
+#   Scripts/check-benchmark-thresholds.sh
+#
+# Installs nothing. Needs on the machine: swift, python3 (standard library only), and the apt
+# packages libevent-dev (the library and the benchmarks' libevent floor link it). The benchmark
+# package's malloc counting comes from ordo-one/benchmark's malloc interposer (Swift 6.3), which
+# needs no system package (libjemalloc-dev is only needed by Swift <= 6.2 toolchains).
+#
+# Cost on 2 vCPUs from a clean checkout: resolve + build the guard target (it does not build SwiftNIO)
+# + ~1 minute of runs; measured in Docs/Benchmarks.md ("CI guard"). Exit status 0 when every guard
+# holds; 1 otherwise, or when the benchmarks could not be built or run.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=$(mktemp -d "${TMPDIR:-/tmp}/portrunloop-guards.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+cd "$root/Benchmarks"
+start=$(date +%s)
+if ! swift package --allow-writing-to-directory "$out" benchmark --target PortRunLoopGuards \
+        --format jmh --path "$out" --no-progress > "$out/benchmark.log" 2>&1; then
+    tail -n 60 "$out/benchmark.log" >&2
+    echo "check-benchmark-thresholds: building or running the guard benchmarks failed" >&2
+    exit 1
+fi
+results="$out/Current_run.jmh.json"
+if [ ! -s "$results" ]; then
+    tail -n 60 "$out/benchmark.log" >&2
+    echo "check-benchmark-thresholds: no results written" >&2
+    exit 1
+fi
+echo "benchmark guards: built and ran in $(( $(date +%s) - start ))s"
+python3 "$root/Benchmarks/Thresholds/check-thresholds.py" "$root/Benchmarks/Thresholds/guards.json" "$results"

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Turns the Benchmarks package's JMH export into the Docs/Benchmarks.md table and SVG charts.
+
+Usage:
+  Scripts/plot-benchmarks.py --run unpinned=PATH.jmh.json [--run pinned=PATH.jmh.json]
+                             [--machine FILE] [--svg-dir Docs] [--markdown OUT.md]
+
+No third-party dependencies: the charts are SVG written by hand.
+
+Every number is derived from the raw per-sample values of the export (rawData), never from the
+scaled text output: wall clock per sample divided by the sample's `operations` custom metric gives
+ns per message / per round trip; malloc, context-switch and wake-signal counts are normalised the
+same way. Percentiles are nearest-rank over the samples.
+"""
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+TIME_UNITS = {"ns": 1.0, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+# Peers in display order, floor first.
+PEERS = [
+    "RawEventfd",
+    "RawLibEvent",
+    "Dispatch.async",
+    "NIO.execute",
+    "RunLoop.perform",
+    "Ours.perform",
+    "Ours.MessagePort.send",
+]
+# Peers whose wake signals the harness can count (the others report nothing, and package-benchmark
+# fills an unreported custom metric with another benchmark's values in the export: ignore them).
+COUNTS_WAKES = ("Raw", "Ours.", "RunLoop.perform", "Redirect.Ours.")
+
+COLORS = {
+    "RawEventfd": "#7f7f7f",
+    "RawLibEvent": "#bcbcbc",
+    "Dispatch.async": "#ff7f0e",
+    "NIO.execute": "#2ca02c",
+    "RunLoop.perform": "#9467bd",
+    "Ours.perform": "#1f77b4",
+    "Ours.MessagePort.send": "#17becf",
+}
+
+
+def percentile(values, p):
+    """Nearest-rank percentile (p in 0...100)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100.0 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+class Result:
+    """One benchmark of one run, with its raw samples."""
+
+    def __init__(self, entry):
+        full = entry["benchmark"]  # package.benchmark.<Target>.<Name>
+        parts = full.split(".", 3)
+        self.target = parts[2]
+        self.name = parts[3]
+        self.scenario, _, self.peer = self.name.partition(".")
+        self.metrics = {}
+        for key, metric in entry.get("secondaryMetrics", {}).items():
+            self.metrics[key] = (metric["scoreUnit"], [v for row in metric["rawData"] for v in row])
+        primary = entry["primaryMetric"]
+        self.metrics.setdefault("Throughput", (primary["scoreUnit"], [v for row in primary["rawData"] for v in row]))
+
+    def raw(self, key):
+        unit, values = self.metrics.get(key, (None, []))
+        return values
+
+    def wall_ns(self):
+        unit, values = self.metrics.get("Time (wall clock)", ("ns", []))
+        scale = TIME_UNITS.get(unit, 1.0)
+        return [v * scale for v in values]
+
+    def operations(self):
+        ops = self.raw("operations")
+        return ops[0] if ops else 1
+
+    def per_op_ns(self, p):
+        return percentile(self.wall_ns(), p) / self.operations()
+
+    def per_op(self, key, p=50):
+        """A count metric per operation (p-th percentile over samples)."""
+        values = self.raw(key)
+        if not values:
+            return None
+        return percentile(values, p) / self.operations()
+
+    def counts_wakes(self):
+        return any(self.peer.startswith(prefix) for prefix in COUNTS_WAKES)
+
+    def wakes_per_op(self, p=50):
+        return self.per_op("wakeSignals", p) if self.counts_wakes() else None
+
+
+def load(path):
+    with open(path) as handle:
+        return {r.name: r for r in (Result(e) for e in json.load(handle))}
+
+
+def fmt(value, digits=1):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.{digits}f}"
+
+
+def fmt_count(value):
+    if value is None:
+        return "–"
+    if value == 0:
+        return "0"
+    if value < 0.01:
+        return f"{value:.4f}"
+    return f"{value:.2f}"
+
+
+# ----------------------------------------------------------------------------- tables
+
+def throughput_table(run, label):
+    lines = [f"#### Throughput ({label}): 1M messages per sample, p50 of the samples", "",
+             "| peer | 1P ns/msg | 1P M msg/s | 2P ns/msg | 2P M msg/s | mallocs/msg | ctx switches /1M | wake signals /1M |",
+             "|:--|--:|--:|--:|--:|--:|--:|--:|"]
+    for peer in PEERS:
+        one, two = run.get(f"Throughput1P.{peer}"), run.get(f"Throughput2P.{peer}")
+        if not one:
+            continue
+        ns1 = one.per_op_ns(50)
+        ns2 = two.per_op_ns(50) if two else None
+        wakes = one.wakes_per_op()
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            peer, fmt(ns1), fmt(1e3 / ns1, 2), fmt(ns2), fmt(1e3 / ns2, 2) if ns2 else "–",
+            fmt_count(one.per_op("Malloc (total)")), fmt(one.per_op("contextSwitches") * 1e6, 0),
+            fmt(wakes * 1e6, 0) if wakes is not None else "n/a"))
+    return lines
+
+
+def latency_table(run, label):
+    lines = [f"#### Latency ({label})", "",
+             "| peer | round trip p50 µs | round trip p99 µs | mallocs/RT | ctx switches/RT | wake signals/RT | first send after idle p50 µs | p99 µs |",
+             "|:--|--:|--:|--:|--:|--:|--:|--:|"]
+    for peer in PEERS:
+        rt, first = run.get(f"RoundTrip.{peer}"), run.get(f"FirstSendAfterIdle.{peer}")
+        if not rt:
+            continue
+        lat = first.raw("latencyNs") if first else []
+        wakes = rt.wakes_per_op()
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            peer, fmt(rt.per_op_ns(50) / 1e3, 2), fmt(rt.per_op_ns(99) / 1e3, 2),
+            fmt_count(rt.per_op("Malloc (total)")), fmt(rt.per_op("contextSwitches"), 2),
+            fmt(wakes, 2) if wakes is not None else "n/a",
+            fmt(percentile(lat, 50) / 1e3, 1) if lat else "–", fmt(percentile(lat, 99) / 1e3, 1) if lat else "–"))
+    return lines
+
+
+def other_table(run, label):
+    rows = [
+        ("Redirected notification, 1M burst (ns/msg)", "Throughput1P.Redirect.Ours.ThreadNotificationCenter.post", "Throughput1P.Redirect.NIO.execute", "throughput"),
+        ("Redirected notification, round trip (µs)", "RoundTrip.Redirect.Ours.ThreadNotificationCenter.post", "RoundTrip.Redirect.NIO.execute", "rt"),
+        ("Same-thread post (ns/post)", "SameThreadPost.Ours.ThreadNotificationCenter.post", "SameThreadPost.Foundation.NotificationCenter.post", "inline"),
+        ("Blocking call from a plain thread (µs)", "SyncRoundTrip.Ours.performAndWait", "SyncRoundTrip.NIO.submit.wait", "rt"),
+        ("Blocking call, Dispatch.sync (µs)", "SyncRoundTrip.Ours.performAndWait", "SyncRoundTrip.Dispatch.sync", "rt"),
+        ("Actor hop, NIO's executor (µs per await)", "ActorHop.Ours.PortRunLoop", "ActorHop.NIO.EventLoop", "rt"),
+        ("Actor hop, default executor (µs per await)", "ActorHop.Ours.PortRunLoop", "ActorHop.Default", "rt"),
+    ]
+    lines = [f"#### Ours against a peer ({label}), p50 (p99)", "",
+             "| scenario | ours | peer | peer / ours | ours mallocs/op | peer mallocs/op |",
+             "|:--|--:|--:|--:|--:|--:|"]
+    for title, ours_name, peer_name, kind in rows:
+        ours, peer = run.get(ours_name), run.get(peer_name)
+        if not ours or not peer:
+            continue
+        scale = 1e3 if kind == "rt" else 1.0
+
+        def cell(result):
+            return f"{fmt(result.per_op_ns(50) / scale, 2)} ({fmt(result.per_op_ns(99) / scale, 2)})"
+
+        ratio = peer.per_op_ns(50) / ours.per_op_ns(50)
+        lines.append(f"| {title}: {ours_name.split('.', 1)[1]} vs {peer_name.split('.', 1)[1]} | {cell(ours)} | {cell(peer)} | "
+                     f"{ratio:.2f}× | {fmt_count(ours.per_op('Malloc (total)'))} | {fmt_count(peer.per_op('Malloc (total)'))} |")
+    return lines
+
+
+def targets(runs):
+    """The issue's targets, as ratios within one run. Returns markdown lines."""
+    lines = ["| target | run | measured | met |", "|:--|:--|--:|:--:|"]
+
+    def row(text, label, value, ok):
+        lines.append(f"| {text} | {label} | {value} | {'yes' if ok else '**no**'} |")
+
+    for label, run in runs:
+        send, floor = run.get("Throughput1P.Ours.MessagePort.send"), run.get("Throughput1P.RawLibEvent")
+        nio, perform = run.get("Throughput1P.NIO.execute"), run.get("Throughput1P.Ours.perform")
+        if send and floor:
+            r = send.per_op_ns(50) / floor.per_op_ns(50)
+            row("MessagePort.send throughput ≤ 1.5× raw libevent floor (time per message)", label, f"{r:.2f}×", r <= 1.5)
+        if send and nio:
+            r = nio.per_op_ns(50) / send.per_op_ns(50)
+            row("MessagePort.send ≥ 2.5× faster than NIO execute", label, f"{r:.2f}×", r >= 2.5)
+        if send:
+            m = send.per_op("Malloc (total)")
+            row("0 mallocs per send (no components)", label, fmt_count(m), m is not None and m < 0.001)
+        if perform:
+            m = perform.per_op("Malloc (total)")
+            row("≤ 1 malloc per perform", label, fmt_count(m), m is not None and m <= 1.0)
+        for name in ("Throughput1P.Ours.MessagePort.send", "Throughput1P.Ours.perform",
+                     "Throughput2P.Ours.MessagePort.send", "Throughput2P.Ours.perform"):
+            result = run.get(name)
+            if result and result.wakes_per_op() is not None:
+                w = result.wakes_per_op() * 100
+                row(f"≤ 1 wake signal per 100 messages ({name.split('.', 1)[1]}, {name[10:12]})", label, f"{w:.4f}", w <= 1.0)
+        ours_n, nio_n = run.get("Throughput1P.Redirect.Ours.ThreadNotificationCenter.post"), run.get("Throughput1P.Redirect.NIO.execute")
+        if ours_n and nio_n:
+            r = nio_n.per_op_ns(50) / ours_n.per_op_ns(50)
+            row("redirected notification ≥ 2× faster than NIO execute carrying it (1M burst)", label, f"{r:.2f}×", r >= 2.0)
+        if label == "pinned":
+            raw = run.get("RoundTrip.RawEventfd")
+            for name in ("RoundTrip.Ours.MessagePort.send", "RoundTrip.Ours.perform"):
+                ours_rt = run.get(name)
+                if raw and ours_rt:
+                    r = ours_rt.per_op_ns(50) / raw.per_op_ns(50)
+                    row(f"round-trip p50 pinned ≤ 1.15× raw eventfd ({name.split('.', 1)[1]})", label, f"{r:.2f}×", r <= 1.15)
+    return lines
+
+
+# ----------------------------------------------------------------------------- SVG
+
+def svg_bar_chart(title, subtitle, groups, series, value_label, path, log=False):
+    """groups: list of (group label, {series: value}); series: list of (name, color, hatch?)."""
+    width, left, right, top, bottom = 860, 200, 30, 70, 60
+    bar_h, gap = 14, 10
+    group_h = bar_h * len(series) + gap
+    height = top + bottom + group_h * len(groups)
+    values = [v for _, vals in groups for v in vals.values() if v]
+    vmax = max(values) if values else 1
+    vmin = min(values) if values else 1
+    plot_w = width - left - right
+
+    def x_of(v):
+        if log:
+            lo = 10 ** math.floor(math.log10(vmin))
+            hi = 10 ** math.ceil(math.log10(vmax))
+            return plot_w * (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+        return plot_w * v / (vmax * 1.08)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">{title}</text>',
+           f'<text x="{width / 2}" y="44" text-anchor="middle" fill="#555">{subtitle}</text>']
+    # grid
+    if log:
+        lo = 10 ** math.floor(math.log10(vmin))
+        hi = 10 ** math.ceil(math.log10(vmax))
+        ticks = []
+        t = lo
+        while t <= hi * 1.0001:
+            ticks.append(t)
+            t *= 10
+    else:
+        step = 10 ** math.floor(math.log10(vmax * 1.08 / 5)) if vmax > 0 else 1
+        for mult in (1, 2, 5, 10):
+            if vmax * 1.08 / (step * mult) <= 8:
+                step *= mult
+                break
+        ticks = [i * step for i in range(int(vmax * 1.08 / step) + 1)]
+    for t in ticks:
+        x = left + x_of(t)
+        out.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{height - bottom}" stroke="#e0e0e0"/>')
+        label = f"{t:g}"
+        out.append(f'<text x="{x:.1f}" y="{height - bottom + 16}" text-anchor="middle" fill="#555">{label}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{height - 18}" text-anchor="middle">{value_label}</text>')
+    y = top
+    for label, vals in groups:
+        out.append(f'<text x="{left - 8}" y="{y + group_h / 2 - gap / 2 + 4:.1f}" text-anchor="end">{label}</text>')
+        for i, (name, color, hatch) in enumerate(series):
+            v = vals.get(name)
+            by = y + i * bar_h
+            if v:
+                w = max(1.0, x_of(v))
+                opacity = "0.55" if hatch else "1"
+                out.append(f'<rect x="{left}" y="{by}" width="{w:.1f}" height="{bar_h - 2}" fill="{color}" fill-opacity="{opacity}"/>')
+                out.append(f'<text x="{left + w + 4:.1f}" y="{by + bar_h - 4}" font-size="10" fill="#333">{fmt(v, 2)}</text>')
+        y += group_h
+    # legend
+    lx = left
+    for name, color, hatch in series:
+        opacity = "0.55" if hatch else "1"
+        out.append(f'<rect x="{lx}" y="52" width="12" height="10" fill="{color}" fill-opacity="{opacity}"/>')
+        out.append(f'<text x="{lx + 16}" y="61" font-size="11">{name}</text>')
+        lx += 16 + 7 * len(name) + 18
+    out.append("</svg>")
+    Path(path).write_text("\n".join(out) + "\n")
+
+
+def charts(runs, svg_dir, machine_line):
+    svg_dir = Path(svg_dir)
+    svg_dir.mkdir(parents=True, exist_ok=True)
+    labels = [label for label, _ in runs]
+    # Throughput: M msg/s, 1P and 2P, per run.
+    series = []
+    palette = {"1P": "#1f77b4", "2P": "#ff7f0e"}
+    for label in labels:
+        for producers in ("1P", "2P"):
+            series.append((f"{producers} {label}", palette[producers], label == "pinned"))
+    groups = []
+    for peer in PEERS:
+        vals = {}
+        for label, run in runs:
+            for producers in ("1P", "2P"):
+                r = run.get(f"Throughput{producers}.{peer}")
+                if r:
+                    vals[f"{producers} {label}"] = 1e3 / r.per_op_ns(50)
+        groups.append((peer, vals))
+    svg_bar_chart("Throughput: 1M messages to one consumer thread", machine_line, groups, series,
+                  "million messages per second (p50 of samples; longer is better)", svg_dir / "benchmarks-throughput.svg")
+    # Round trip: µs, p50 and p99, per run (log scale).
+    series = []
+    palette = {"p50": "#2ca02c", "p99": "#d62728"}
+    for label in labels:
+        for p in ("p50", "p99"):
+            series.append((f"{p} {label}", palette[p], label == "pinned"))
+    groups = []
+    for peer in PEERS:
+        vals = {}
+        for label, run in runs:
+            r = run.get(f"RoundTrip.{peer}")
+            if r:
+                vals[f"p50 {label}"] = r.per_op_ns(50) / 1e3
+                vals[f"p99 {label}"] = r.per_op_ns(99) / 1e3
+        groups.append((peer, vals))
+    svg_bar_chart("Round trip between two threads (1000 per sample)", machine_line, groups, series,
+                  "microseconds per round trip, log scale (shorter is better)", svg_dir / "benchmarks-roundtrip.svg", log=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", action="append", required=True, help="LABEL=PATH to a .jmh.json export")
+    parser.add_argument("--machine", help="file with the machine description (first line used in charts)")
+    parser.add_argument("--svg-dir", help="where to write benchmarks-throughput.svg and benchmarks-roundtrip.svg")
+    parser.add_argument("--markdown", help="write the tables here (default: stdout)")
+    args = parser.parse_args()
+
+    runs = []
+    for spec in args.run:
+        label, _, path = spec.partition("=")
+        runs.append((label, load(path)))
+    machine = Path(args.machine).read_text().strip() if args.machine else ""
+    machine_line = machine.splitlines()[0] if machine else ""
+
+    lines = []
+    if machine:
+        lines += ["```", machine, "```", ""]
+    lines += ["### Targets (ratios within the same run)", ""] + targets(runs) + [""]
+    for label, run in runs:
+        lines += throughput_table(run, label) + [""]
+        lines += latency_table(run, label) + [""]
+        lines += other_table(run, label) + [""]
+    text = "\n".join(lines) + "\n"
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.svg_dir:
+        charts(runs, args.svg_dir, machine_line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+import Foundation
+import PortRunLoopKit
+import PortRunLoopStressEngine
+import Synchronization
+import Testing
+
+/// RunLoopThread's documented stop rule — everything queued before `stop()` (in the running mode)
+/// is handled, then the loop shuts down — must hold even when `stop()` arrives while the thread is
+/// inside a nested run (a modal run in another mode, or a synchronous wait in `performAndWait`),
+/// where the stop ends every run at once. Found by the stress suite (issue 6).
+@Suite(.timeLimit(.minutes(1))) struct RunLoopThreadStopRuleTests {
+    static let modal = RunLoop.Mode("RunLoopThreadStopRuleTests.modal")
+
+    @Test func workQueuedBeforeStopRunsAlthoughStopArrivesInAModalRun() throws {
+        let thread = try RunLoopThread(name: "modal-stop")
+        let inModal = Latch()
+        let modalPort = MessagePort()
+        thread.loop.add(modalPort, forMode: Self.modal) // keeps the modal mode non-empty
+        thread.loop.perform {
+            inModal.open()
+            PortRunLoop.current.run(mode: Self.modal, before: .distantFuture) // ended by stop()
+        }
+        #expect(inModal.wait())
+        let ran = CallCounter()
+        #expect(thread.loop.perform { ran.increment() }) // default mode: waits for the modal run to end
+        let sent = MessagePort(queueLimit: 10)
+        let delivered = CallCounter()
+        sent.setHandler { _ in delivered.increment() }
+        thread.loop.add(sent, forMode: .default)
+        #expect(sent.send(before: Date()))
+        thread.stop()
+        #expect(ran.value == 1, "a block queued before stop() was discarded")
+        #expect(delivered.value == 1, "a message sent before stop() was discarded")
+    }
+
+    @Test func workQueuedBeforeStopRunsAlthoughStopIsCalledDuringASynchronousWait() throws {
+        let a = try RunLoopThread(name: "waiter-a")
+        let b = try RunLoopThread(name: "target-b")
+        defer { b.stop() }
+        let bodyEntered = Latch()
+        let releaseBody = Latch()
+        let loopB = b.loop
+        // A waits in performAndWait on B (its loop then runs only synchronous calls).
+        a.loop.perform {
+            try? loopB.performAndWait {
+                bodyEntered.open()
+                _ = releaseBody.wait(seconds: 30)
+            }
+        }
+        #expect(bodyEntered.wait())
+        let ran = CallCounter()
+        #expect(a.loop.perform { ran.increment() }) // cannot run during A's synchronous wait
+        // A synchronous call runs on A even while it waits; stop() from there ends every run of A.
+        try a.loop.performAndWait { a.stop() }
+        releaseBody.open()
+        // Wait for A's thread to have shut its loop down (each call either runs or fails).
+        while !a.loop.isShutDown { _ = try? a.loop.performAndWait(timeout: .seconds(1)) {} }
+        #expect(ran.value == 1, "a block queued before stop() was discarded")
+    }
+}
