@@ -39,7 +39,7 @@ memcheck() {
   local rc=0
   valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite --num-callers=30 --log-file="$log" "$@" > "$logdir/$name.out" 2>&1 || rc=$?
-  tail -n 3 "$logdir/$name.out"
+  tail -n 9 "$logdir/$name.out"
   local definite errors
   definite=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$log" | tr -d , | tail -1)
   definite=${definite:-0}

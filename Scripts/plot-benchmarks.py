@@ -127,7 +127,7 @@ def fmt_count(value):
 # ----------------------------------------------------------------------------- tables
 
 def throughput_table(run, label):
-    lines = [f"#### Throughput ({label}): 1M messages per sample, p50 of the samples", "",
+    lines = [f"#### Throughput ({label}): 1M messages per sample (RunLoop.perform: 100k), p50 of the samples", "",
              "| peer | 1P ns/msg | 1P M msg/s | 2P ns/msg | 2P M msg/s | mallocs/msg | ctx switches /1M | wake signals /1M |",
              "|:--|--:|--:|--:|--:|--:|--:|--:|"]
     for peer in PEERS:
@@ -320,7 +320,7 @@ def charts(runs, svg_dir, machine_line):
                 if r:
                     vals[f"{producers} {label}"] = 1e3 / r.per_op_ns(50)
         groups.append((peer, vals))
-    svg_bar_chart("Throughput: 1M messages to one consumer thread", machine_line, groups, series,
+    svg_bar_chart("Throughput: 1M messages to one consumer thread (RunLoop.perform: 100k)", machine_line, groups, series,
                   "million messages per second (p50 of samples; longer is better)", svg_dir / "benchmarks-throughput.svg")
     # Round trip: µs, p50 and p99, per run (log scale).
     series = []

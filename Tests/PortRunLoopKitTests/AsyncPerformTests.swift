@@ -60,10 +60,13 @@ private struct BodyError: Error, Equatable {}
 
     @Test func startedBodyRunsToCompletionDespiteCancellation() async throws {
         let thread = try RunLoopThread(name: "submit-started")
-        defer { thread.stop() }
+        let caller = try RunLoopThread(name: "submit-started-caller")
+        defer { thread.stop(); caller.stop() }
         let started = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
-        let task = Task {
+        // The task runs on its own thread, not the cooperative pool: this test blocks a pool thread
+        // in `started.wait`, and on a 2-core machine the pool has only two.
+        let task = Task(executorPreference: caller.loop.taskExecutor) {
             try await thread.loop.submit { () -> Int in
                 started.signal()
                 _ = proceed.wait(timeout: .now() + 50)

@@ -19,10 +19,17 @@ import Testing
         let (r, w) = makePipe()
         let calls = CallCounter()
         let release = holdLoop(thread)
-        // The fd is open now (watch checks it), but closed before the loop gets to register it.
+        // The fd is open now (watch checks it), but closed before the loop gets to register it —
+        // and its number reused at once by a regular file (which epoll refuses). dup2 does both
+        // atomically, so no other test's pipe can take the number in between (tests run in
+        // parallel in one process): the kernel refusal is certain.
         let source = try thread.loop.watch(fileDescriptor: r, for: .read) { _ in calls.increment() }
-        close(r)
+        let file = open("/proc/self/cmdline", O_RDONLY)
+        #expect(file >= 0)
+        #expect(dup2(file, r) == r)
+        close(file)
         close(w)
+        defer { close(r) }
         release.open()
         try thread.loop.performAndWait {}
         #expect(source.isCancelled, "a source whose fd the kernel refused must be cancelled")

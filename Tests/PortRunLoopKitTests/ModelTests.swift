@@ -9,17 +9,17 @@ import Testing
 /// `PORTRUNLOOP_MODEL_SEED=<seed>` replays exactly that case, `PORTRUNLOOP_MODEL_CASES` sets the
 /// number of cases (default 400; `portrunloop-stress --model --cases N` runs more).
 @Suite(.timeLimit(.minutes(2))) struct ModelTests {
-    @Test func randomSequencesAgreeWithTheModel() {
+    @Test func randomSequencesAgreeWithTheModel() async {
         let environment = ProcessInfo.processInfo.environment
         let failure: ModelChecker.Failure?
         if let text = environment["PORTRUNLOOP_MODEL_SEED"], let seed = StressConfiguration.parseSeed(text) {
             print("ModelTests: replaying case seed \(seed)")
-            failure = ModelChecker.run(seed: seed)
+            failure = await offThePool { ModelChecker.run(seed: seed) }
         } else {
             let base = UInt64.random(in: 1...UInt64.max)
             let cases = environment["PORTRUNLOOP_MODEL_CASES"].flatMap(Int.init) ?? 400
             print("ModelTests: \(cases) cases from base seed \(base)")
-            failure = ModelChecker.run(cases: cases, baseSeed: base)
+            failure = await offThePool { ModelChecker.run(cases: cases, baseSeed: base) }
         }
         if let failure {
             print(failure)

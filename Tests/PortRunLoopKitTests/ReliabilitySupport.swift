@@ -74,3 +74,12 @@ func onLoopThread<T: Sendable>(_ body: @escaping @Sendable (ThreadChecks) throws
     defer { checks.recordIssues() }
     return try JoinableThread.run(name: "test-loop") { try body(checks) }
 }
+
+/// Runs `body` on a thread of its own and awaits it, so a long-running test does not hold one of
+/// the few (one per core) cooperative threads swift-testing runs tests on — holding them starves
+/// async tests running in parallel.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}

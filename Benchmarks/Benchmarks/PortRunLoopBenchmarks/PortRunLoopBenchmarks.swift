@@ -21,10 +21,11 @@ let benchmarks: @Sendable () -> Void = {
 
     // Throughput: 1 producer x 1M, 2 producers x 500k.
     for peer in peers {
-        // Foundation's RunLoop takes seconds per million: fewer samples, same million per sample.
+        // Foundation's RunLoop takes ~5-10 µs per message: 100k per sample (see Scenarios.throughput).
+        let messages = peer.slow ? Scenarios.burst / 10 : Scenarios.burst
         let maxDuration: Duration = peer.slow ? .seconds(8) : .seconds(3)
-        Scenarios.throughput(peer.name, producers: 1, maxDuration: maxDuration, factory: peer.factory)
-        Scenarios.throughput(peer.name, producers: 2, maxDuration: maxDuration, factory: peer.factory)
+        Scenarios.throughput(peer.name, producers: 1, messages: messages, maxDuration: maxDuration, factory: peer.factory)
+        Scenarios.throughput(peer.name, producers: 2, messages: messages, maxDuration: maxDuration, factory: peer.factory)
     }
     // Round trip between two threads of the same peer, 1000 per sample.
     for peer in peers {

@@ -24,15 +24,20 @@ public enum Scenarios {
 
     /// `producers` threads send `burst` messages in total; the sample ends when the consumer has
     /// handled the last one. With one producer the benchmark's own thread sends.
-    public static func throughput(_ peer: String, producers: Int, maxDuration: Duration = .seconds(3),
-                                  maxIterations: Int = 20, factory: @escaping ChannelFactory) {
+    /// `messages` per sample defaults to ``burst``. A peer that takes seconds per million
+    /// (Foundation's RunLoop) sends fewer: package-benchmark records no throughput for a sample
+    /// longer than ~2 s (it rounds samples per second to 0), and its JMH export then leaves the
+    /// whole benchmark out. Results are per message either way.
+    public static func throughput(_ peer: String, producers: Int, messages: Int = burst,
+                                  maxDuration: Duration = .seconds(3), maxIterations: Int = 20,
+                                  warmupIterations: Int = 1, factory: @escaping ChannelFactory) {
         let box = FixtureBox<ThroughputFixture>()
         Benchmark(
             "Throughput\(producers)P.\(peer)",
-            configuration: .init(metrics: BenchMetrics.standard, warmupIterations: 1, scalingFactor: .kilo,
+            configuration: .init(metrics: BenchMetrics.standard, warmupIterations: warmupIterations, scalingFactor: .kilo,
                                  maxDuration: maxDuration, maxIterations: maxIterations),
             closure: { benchmark in box.fixture!.runSample(benchmark) },
-            setup: { box.fixture = try ThroughputFixture(factory: factory, producers: producers, messages: burst) },
+            setup: { box.fixture = try ThroughputFixture(factory: factory, producers: producers, messages: messages) },
             teardown: { box.fixture?.shutDown(); box.fixture = nil }
         )
     }

@@ -20,7 +20,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var sleeps: Int
-    /// `perform` blocks and `performAndWait` bodies the loop ran.
+    /// Queued work items the loop ran: `perform` blocks, `performAndWait` and `submit` bodies, and
+    /// executor jobs (actor and task-executor jobs).
     ///
     /// Thread-safety: a value type.
     public var performsRun: Int

@@ -29,6 +29,18 @@ extension PortRunLoop {
         return accepted
     }
 
+    /// ``enqueue(_:)`` for callers that hold a lock of their own while queuing (so that nobody can
+    /// observe "queued" before the work is in the inbox): appends, and returns whether the caller
+    /// must ring the doorbell — after releasing its lock. Lock order: the caller's lock, then the
+    /// inbox (never the reverse).
+    func enqueueDeferringDoorbell(_ work: QueuedWork) -> (accepted: Bool, ring: Bool) {
+        inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.isShutDown else { return (false, false) }
+            inbox.work.append(work)
+            return (true, inbox.takeRingDuty())
+        }
+    }
+
     /// Runs `body` on the loop's thread and returns its value or rethrows its error; the Swift
     /// answer to `performSelector:onThread:withObject:waitUntilDone:YES` with a result.
     ///

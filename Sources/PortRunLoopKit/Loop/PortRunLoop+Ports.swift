@@ -55,11 +55,7 @@ extension PortRunLoop {
     /// that send could overtake it. Returns true when the caller must ring the doorbell, which it
     /// does after releasing the port's lock. Lock order: port, then inbox (never the reverse).
     func portBecameReady(_ port: MessagePort) -> Bool {
-        inbox.withLock { inbox -> Bool in
-            guard !inbox.isShutDown else { return false }
-            inbox.work.append(QueuedWork(modes: .all, kind: .portReady(port)))
-            return inbox.takeRingDuty()
-        }
+        enqueueDeferringDoorbell(QueuedWork(modes: .all, kind: .portReady(port))).ring
     }
 
     private func registerPort(_ port: MessagePort, mode: RunLoop.Mode) {

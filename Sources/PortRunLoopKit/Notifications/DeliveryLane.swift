@@ -55,7 +55,7 @@ final class DeliveryLane: @unchecked Sendable {
     /// refused the work because it shut down (the entries were then counted as discarded and, for a
     /// synchronous post, settled).
     func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
-        enum Next { case nothing, drain, call, dead }
+        enum Next { case nothing, ring, refused, call, dead }
         let next = state.withLock { state -> Next in
             if state.isDead { return .dead }
             state.entries.append(contentsOf: entries)
@@ -63,13 +63,22 @@ final class DeliveryLane: @unchecked Sendable {
             if ticket != nil { return .call }
             if state.drainPending { return .nothing }
             state.drainPending = true
-            return .drain
+            // Queued under the lane's lock: a later append that finds the drain pending returns at
+            // once, so the drain must already be on the loop's queue by then — otherwise a
+            // RunLoopThread.stop() or a thread exit in between could discard it (and the
+            // notification with it) although that post returned first. Found by the stress suite.
+            guard let ring = queueDrainLocked() else { return .refused }
+            return ring ? .ring : .nothing
         }
         switch next {
         case .nothing:
             return true
-        case .drain:
-            return scheduleDrain()
+        case .ring:
+            loop.ringDoorbell()
+            return true
+        case .refused:
+            kill()
+            return false
         case .call:
             let call = LaneSyncCall(lane: self, ticket: ticket!)
             guard loop.enqueue(QueuedWork(modes: modes, kind: .call(call))) else {
@@ -84,13 +93,19 @@ final class DeliveryLane: @unchecked Sendable {
         }
     }
 
-    /// Queues one drain in the lane's modes. The work item carries a ``DrainTicket`` whose deinit
-    /// kills the lane if the loop discards the drain unrun (it shut down).
-    @discardableResult
-    private func scheduleDrain() -> Bool {
+    /// With the lane's lock held: queues one drain in the lane's modes. Returns whether the caller
+    /// must ring the loop's doorbell (after unlocking), or nil when the loop refused the drain (it is
+    /// shut down: the caller kills the lane after unlocking). The work item carries a
+    /// ``DrainTicket`` whose deinit kills the lane if the loop later discards the drain unrun.
+    private func queueDrainLocked() -> Bool? {
         counters.didScheduleDrain()
         let ticket = DrainTicket(lane: self)
-        return loop.enqueue(QueuedWork(modes: modes, kind: .block { ticket.run() }))
+        let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .block { ticket.run() }))
+        guard accepted else {
+            ticket.disarm() // its deinit runs under our lock: it must not kill (the caller does)
+            return nil
+        }
+        return ring
     }
 
     /// Loop thread. Delivers entries oldest first: with no ticket, as many as were queued on entry
@@ -103,17 +118,18 @@ final class DeliveryLane: @unchecked Sendable {
         }
         while budget > 0 {
             budget -= 1
-            let next = state.withLock { state -> (entry: LaneEntry, continuation: Bool)? in
+            let next = state.withLock { state -> (entry: LaneEntry, refused: Bool)? in
                 if let ticket, ticket.remainingInLane == 0 { return nil }
                 guard let entry = state.entries.popFirst() else { return nil }
                 counters.didDequeue()
                 entry.ticket?.remainingInLane -= 1
                 guard !state.entries.isEmpty, !state.drainPending else { return (entry, false) }
                 state.drainPending = true
-                return (entry, true)
+                // Under the lock, as in append (this is the loop's own thread: it never rings).
+                return (entry, queueDrainLocked() == nil)
             }
             guard let next else { return }
-            if next.continuation { scheduleDrain() }
+            if next.refused { kill() }
             deliver(next.entry)
         }
     }
@@ -159,6 +175,9 @@ final class DrainTicket: Sendable {
     private let ran = Atomic<Bool>(false)
 
     init(lane: DeliveryLane) { self.lane = lane }
+
+    /// The drain was refused when queued: the lane's owner handles that itself.
+    func disarm() { ran.store(true, ordering: .relaxed) }
 
     func run() {
         ran.store(true, ordering: .relaxed)

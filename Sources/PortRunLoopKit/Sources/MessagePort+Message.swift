@@ -6,13 +6,13 @@ extension MessagePort {
     ///
     /// Thread-safety: a value type; `Sendable`.
     public struct Message: Sendable {
-        /// The identifier the sender chose (`msgid`).
+        /// The identifier the sender chose (`msgid`). Thread-safety: immutable.
         public let msgid: UInt32
-        /// The data the sender attached; empty for a pure signal.
+        /// The data the sender attached; empty for a pure signal. Thread-safety: immutable.
         public let components: [Data]
-        /// The port the sender named for replies (`send(..., from:)`), if any.
+        /// The port the sender named for replies (`send(..., from:)`), if any. Thread-safety: immutable.
         public let replyPort: MessagePort?
-        /// The port this message arrived on.
+        /// The port this message arrived on. Thread-safety: immutable.
         public let receivePort: MessagePort
     }
 }

@@ -208,15 +208,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: a value type; `Sendable`.
     public struct Statistics: Sendable, Equatable {
-        /// Messages accepted by `send`.
+        /// Messages accepted by `send`. Thread-safety: a value type.
         public var sent: Int
-        /// Messages handed to a handler.
+        /// Messages handed to a handler. Thread-safety: a value type.
         public var delivered: Int
-        /// Sends that returned false (full until the date, or invalid port).
+        /// Sends that returned false (full until the date, or invalid port). Thread-safety: a value type.
         public var rejected: Int
-        /// Accepted messages dropped because the port was invalidated before delivery.
+        /// Accepted messages dropped: the port was invalidated before delivery, or there was nobody to
+        /// hand them to (no handler, delegate gone). Thread-safety: a value type.
         public var discarded: Int
-        /// Messages waiting for the loop right now.
+        /// Messages waiting for the loop right now. Thread-safety: a value type.
         public var queued: Int
     }
 

@@ -27,6 +27,7 @@ final class ModelHarness: @unchecked Sendable {
         var queue: [Int] = []   // accepted, not yet taken by the loop
         var taken: [Int] = []   // taken by the loop for delivery, not yet delivered
         let limit: Int
+        var removals = 0        // remove(port, forMode:) calls that took a mode away
         var scheduled: Bool { !modes.isEmpty }
     }
 
@@ -228,7 +229,7 @@ final class ModelHarness: @unchecked Sendable {
             noteQueued() // scheduling a port that holds messages queues a port-ready item
         case .removePort(let p, let m):
             loop.remove(ports[p], forMode: m.mode)
-            portModels[p].modes.remove(m)
+            if portModels[p].modes.remove(m) != nil { portModels[p].removals += 1 }
             if !portModels[p].scheduled {
                 // M1: unscheduled, its messages stay queued (taken ones go back in front).
                 portModels[p].queue = portModels[p].taken + portModels[p].queue
@@ -329,6 +330,7 @@ final class ModelHarness: @unchecked Sendable {
     private func run(mode: ModelMode, kind: ModelRunKind) {
         let wasEmpty = modeIsEmpty(mode)
         let readyAtStart = ready(in: mode)
+        let removalsAtStart = portModels.map(\.removals)
         let pipeCallsAtStart = pipeCalls
         frames.append(Frame(mode: mode))
         let label = "run(\(mode), \(kind)) at depth \(frames.count)"
@@ -384,6 +386,9 @@ final class ModelHarness: @unchecked Sendable {
         }
         for (p, id) in readyAtStart.messages {
             let model = portModels[p]
+            // Taken out of a mode during the run (and maybe put back): it was not continuously
+            // ready in this mode, so this run owes it nothing.
+            if model.removals != removalsAtStart[p] { continue }
             if model.valid && inMode(model.modes, mode) && (model.queue.contains(id) || model.taken.contains(id)) {
                 violation("\(label): p\(p) #\(id), waiting before the run, was not delivered (M4/R4/R8)")
             }
