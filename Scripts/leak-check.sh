@@ -37,7 +37,9 @@ memcheck() {
   echo "--- leak-check: $name: $* ($(elapsed))"
   # --error-exitcode is not used: the program's own exit status is checked separately.
   local rc=0
-  valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect \
+  # --fair-sched=yes: valgrind runs one thread at a time; with its default lock a thread that
+  # spins (the demo's teardown poster) can starve the thread it waits for for minutes.
+  valgrind --tool=memcheck --fair-sched=yes --leak-check=full --show-leak-kinds=definite,indirect \
     --errors-for-leak-kinds=definite --num-callers=30 --log-file="$log" "$@" > "$logdir/$name.out" 2>&1 || rc=$?
   tail -n 9 "$logdir/$name.out"
   local definite errors

@@ -39,6 +39,6 @@ echo "--- stress-asan: portrunloop-stress for ${seconds}s under ASan ($(elapsed)
 
 echo "--- stress-asan: reliability tests under ASan ($(elapsed))"
 swift test --skip-build --scratch-path "$scratch" --sanitize=address \
-  --filter 'StressTests|ModelTests|PortMisuseTests|TimerMisuseTests|LoopMisuseTests|PerformAndWaitMisuseTests|FileDescriptorMisuseTests|LoopTeardownTests|NotificationMisuseTests|RunLoopThreadStopRuleTests'
+  --filter 'StressTests|ModelTests|ModelRegressionTests|PortMisuseTests|TimerMisuseTests|LoopMisuseTests|PerformAndWaitMisuseTests|FileDescriptorMisuseTests|LoopTeardownTests|NotificationMisuseTests|RunLoopThreadStopRuleTests'
 
 echo "stress-asan: PASS ($(elapsed))"

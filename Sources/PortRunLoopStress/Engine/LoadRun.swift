@@ -8,17 +8,23 @@ import Synchronization
 public struct LoadConfiguration: Sendable, CustomStringConvertible {
     /// How producers send when the queue is full: `mixed` (half try once, half wait up to 50 ms),
     /// `zeroTimeout` (all try once and retry at once), `waiting` (all wait up to 50 ms).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public enum Senders: String, Sendable { case mixed, zeroTimeout = "zero", waiting = "wait" }
 
     /// Producer threads.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var producers = 8
     /// How they send.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var senders = Senders.mixed
     /// Seconds of full-speed sending.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var duration: Double = 30
     /// The receiving port's queue limit.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var queueLimit = MessagePort.defaultQueueLimit
     /// The run fails if peak RSS exceeds the starting RSS by more than this.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var maxGrowthMiB = 64
 
     /// Thread-safety: a value type.
@@ -34,20 +40,37 @@ public struct LoadConfiguration: Sendable, CustomStringConvertible {
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct LoadReport: Sendable, CustomStringConvertible {
+    /// The configuration that ran.
+    ///
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var configuration: LoadConfiguration
+    /// Seconds the producers sent.
+    ///
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var elapsed: Double = 0
     /// Sends accepted, rejected at once (zero timeout, queue full), rejected after waiting 50 ms.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var accepted = 0, rejectedAtOnce = 0, rejectedAfterWait = 0
     /// Messages delivered to the handler, and discarded.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var delivered = 0, discarded = 0
     /// `performAndWait` round trips made by the producers meanwhile.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var synchronousCalls = 0
     /// Messages that arrived out of their producer's order, or twice, or after a gap.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var orderViolations = 0
     /// Resident memory: at start, at the end, peak (VmHWM), and the largest sample.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var rssStartKiB = 0, rssEndKiB = 0, peakRSSKiB = 0, maxSampleKiB = 0
+    /// Every broken check, described.
+    ///
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var violations: [String] = []
 
+    /// True when no check failed.
+    ///
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var passed: Bool { violations.isEmpty }
 
     public var description: String {

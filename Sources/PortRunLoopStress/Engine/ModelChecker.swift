@@ -12,12 +12,16 @@ public enum ModelChecker {
     /// Thread-safety: a value type; `Sendable`.
     public struct CaseResult: Sendable {
         /// The case's seed (`PORTRUNLOOP_MODEL_SEED` replays it).
+        /// Thread-safety: immutable.
         public let seed: UInt64
         /// The operations that ran.
+        /// Thread-safety: immutable.
         public let ops: [ModelOp]
         /// Broken guarantees (empty: the case passed).
+        /// Thread-safety: immutable.
         public let violations: [String]
         /// What happened, operation by operation, with the loop's callbacks interleaved.
+        /// Thread-safety: immutable.
         public let trace: [String]
         /// Thread-safety: a value type.
         public var passed: Bool { violations.isEmpty }
@@ -28,8 +32,10 @@ public enum ModelChecker {
     /// Thread-safety: a value type; `Sendable`.
     public struct Failure: Sendable, CustomStringConvertible {
         /// The failing case as generated, and as shrunk.
+        /// Thread-safety: immutable.
         public let original: CaseResult, shrunk: CaseResult
         /// Candidate sequences tried while shrinking.
+        /// Thread-safety: immutable.
         public let shrinkAttempts: Int
 
         /// Seed, shortest failing sequence, its violations and trace.

@@ -78,6 +78,12 @@ final class ModelHarness: @unchecked Sendable {
             ports.append(port)
             portModels.append(PortModel(limit: limit))
         }
+    }
+
+    /// The pipe is made on first use only: most cases never touch it, and file descriptors opened
+    /// and closed by the hundred make fd-number reuse likelier for tests running in parallel.
+    private func ensurePipe() {
+        guard pipeFDs.read < 0 else { return }
         var fds: [Int32] = [0, 0]
         precondition(pipe(&fds) == 0, "ModelHarness: pipe() failed")
         _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
@@ -86,8 +92,10 @@ final class ModelHarness: @unchecked Sendable {
 
     deinit {
         pipeSource?.cancel()
-        close(pipeFDs.read)
-        close(pipeFDs.write)
+        if pipeFDs.read >= 0 {
+            close(pipeFDs.read)
+            close(pipeFDs.write)
+        }
     }
 
     // MARK: - Model helpers
@@ -289,6 +297,7 @@ final class ModelHarness: @unchecked Sendable {
             if !frames.isEmpty { frames[frames.count - 1].stopCalled = true }
         case .watchPipe(let m):
             guard pipeSource == nil else { return }
+            ensurePipe()
             do {
                 pipeSource = try loop.watch(fileDescriptor: pipeFDs.read, for: .read, inModes: [m.mode]) { [unowned self] _ in
                     self.pipeReady()
@@ -298,6 +307,7 @@ final class ModelHarness: @unchecked Sendable {
                 violation("watch(pipe) threw \(error)")
             }
         case .writePipe:
+            ensurePipe()
             var byte: UInt8 = 1
             if write(pipeFDs.write, &byte, 1) == 1 { pipeBytes += 1 }
         case .cancelPipe:

@@ -10,25 +10,35 @@ import Foundation
 /// Thread-safety: a value type; `Sendable`.
 public struct StressConfiguration: Sendable, CustomStringConvertible {
     /// The seed every random choice derives from.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var seed: UInt64
     /// Producer threads per round.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var producers: Int = 4
     /// Operations each producer performs per round.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var itemsPerProducer: Int = 2_000
     /// Consumer loops alive at any time (each on its own thread).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var loops: Int = 3
     /// Ports scheduled in each consumer loop (replaced when invalidated).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var portsPerLoop: Int = 2
     /// Keep starting new rounds until this many seconds have passed (nil: one round).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var duration: Double?
     /// Port invalidation, loop stop/restart and consumer thread exit while traffic flows.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var chaos: Bool = true
     /// Notification posts and observer add/remove through the thread notification center.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var notifications: Bool = true
     /// A round that has not finished after this many seconds is a hang: the run aborts with a
     /// diagnostic (a deadlock must never pass as a slow run).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var roundTimeout: Double = 240
     /// Print one line per round.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var verbose: Bool = false
 
     /// A configuration with the given seed and the defaults above.

@@ -5,45 +5,63 @@ import Foundation
 /// Thread-safety: a value type; `Sendable`.
 public struct StressReport: Sendable, CustomStringConvertible {
     /// The configuration that ran (its seed replays the run's choices).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var configuration: StressConfiguration
     /// Rounds completed.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var rounds = 0
     /// Wall-clock seconds.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var elapsed: Double = 0
 
     /// Port sends that returned true / false.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var sendsAccepted = 0, sendsRejected = 0
     /// Accepted messages handed to a handler, and accepted messages discarded because their port was
     /// invalidated (or their loop shut down) first, as counted by the port's statistics.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var messagesDelivered = 0, messagesDiscarded = 0
     /// `perform` calls that returned true / false, and accepted blocks that ran.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var performsAccepted = 0, performsRejected = 0, performsRun = 0
     /// `performAndWait` outcomes: returned a value, rethrew the body's error, failed with
     /// `loopShutDown`, failed with `timedOut`.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var callsReturned = 0, callsRethrew = 0, callsShutDown = 0, callsTimedOut = 0
     /// Synchronous calls made from one consumer loop to another (loop threads waiting on each other).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var relayCallsSucceeded = 0, relayCallsFailed = 0
     /// Notification posts, deliveries, and observers added / removed.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var notificationsPosted = 0, notificationsDelivered = 0, observersAdded = 0, observersRemoved = 0
     /// Chaos: ports invalidated, loop stops (restarts), consumer threads retired (exited / stopped).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var portInvalidations = 0, loopStops = 0, consumerExits = 0
     /// Threads started / joined (producers and consumers).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var threadsStarted = 0, threadsJoined = 0
 
     /// Accepted items that had to be delivered (or run) and were not.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var lost = 0
     /// Items delivered (or run) more than once.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var duplicated = 0
     /// Items delivered out of their producer's order.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var reordered = 0
     /// Items delivered although their send returned false.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var rejectedButDelivered = 0
     /// Handler calls that started after the port's `invalidate()` or the observer's removal returned.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var lateDeliveries = 0
     /// Every broken guarantee, described (the first 100).
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var violations: [String] = []
 
     /// True when no check failed.
+    /// Thread-safety: a field of a value type (`Sendable`).
     public var passed: Bool { violations.isEmpty }
 
     /// Thread-safety: a value type.
