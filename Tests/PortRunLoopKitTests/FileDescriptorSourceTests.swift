@@ -62,11 +62,15 @@ import Testing
     @Test func closedOrUnpollableDescriptorsThrowTypedErrors() throws {
         let loop = try RunLoopThread(name: "fd-errors")
         defer { loop.stop() }
+        // A closed descriptor whose number no parallel test can be handed: the kernel gives out
+        // the lowest free number, so park a pipe end at a high one and close it there.
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
-        close(fds[0]); close(fds[1])
-        #expect(throws: PortRunLoopError.invalidFileDescriptor(fds[0])) {
-            try loop.loop.watch(fileDescriptor: fds[0], for: .read) { _ in }
+        let closed: Int32 = 900
+        #expect(dup2(fds[0], closed) == closed)
+        close(closed); close(fds[0]); close(fds[1])
+        #expect(throws: PortRunLoopError.invalidFileDescriptor(closed)) {
+            try loop.loop.watch(fileDescriptor: closed, for: .read) { _ in }
         }
         #expect(throws: PortRunLoopError.invalidFileDescriptor(-1)) {
             try loop.loop.watch(fileDescriptor: -1, for: .read) { _ in }
