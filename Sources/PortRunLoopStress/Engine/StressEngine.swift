@@ -76,6 +76,7 @@ extension StressReport {
         messagesDelivered += other.messagesDelivered; messagesDiscarded += other.messagesDiscarded
         performsAccepted += other.performsAccepted; performsRejected += other.performsRejected; performsRun += other.performsRun
         callsReturned += other.callsReturned; callsRethrew += other.callsRethrew
+        submits += other.submits; actorHops += other.actorHops
         callsShutDown += other.callsShutDown; callsTimedOut += other.callsTimedOut
         relayCallsSucceeded += other.relayCallsSucceeded; relayCallsFailed += other.relayCallsFailed
         notificationsPosted += other.notificationsPosted; notificationsDelivered += other.notificationsDelivered

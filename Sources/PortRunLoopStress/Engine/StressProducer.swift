@@ -19,7 +19,7 @@ struct StressProducer {
         self.rng = rng
     }
 
-    private func note(_ text: String) { round.progress.withLock { $0[index] = text } }
+    func note(_ text: String) { round.progress.withLock { $0[index] = text } }
 
     mutating func run() {
         let items = round.config.itemsPerProducer
@@ -29,7 +29,9 @@ struct StressProducer {
             let seq = UInt32(i)
             let roll = Int.random(in: 0..<1000, using: &rng)
             switch roll {
-            case 0..<330: send(seq: seq, timed: false)
+            case 0..<300: send(seq: seq, timed: false)
+            case 300..<315: submit(seq: seq)
+            case 315..<330: actorHop(seq: seq)
             case 330..<450: send(seq: seq, timed: true)
             case 450..<680: perform(seq: seq)
             case 680..<760: performAndWait(seq: seq)

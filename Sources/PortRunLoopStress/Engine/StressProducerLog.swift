@@ -16,6 +16,9 @@ struct StressProducerLog: Sendable {
     var rejectedPerforms = 0
     /// Per consumer id: (seq, outcome) of each `performAndWait`.
     var calls: [Int: [(UInt32, CallOutcome)]] = [:]
+    /// Async calls made: `submit` and actor hops (their outcomes are in `calls` too).
+    var submits = 0
+    var actorHops = 0
     /// `performAndWait` that failed with loopShutDown although the consumer was not retiring.
     var shutDownWhileAlive: [String] = []
     var loopStops = 0, wakeUps = 0, invalidations = 0, exits = 0, relays = 0

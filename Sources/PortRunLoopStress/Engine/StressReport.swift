@@ -28,6 +28,8 @@ public struct StressReport: Sendable, CustomStringConvertible {
     /// `loopShutDown`, failed with `timedOut`.
     /// Thread-safety: a field of a value type (`Sendable`).
     public var callsReturned = 0, callsRethrew = 0, callsShutDown = 0, callsTimedOut = 0
+    /// Of the calls: async `submit`s and actor hops through a loop's executor (issue 4).
+    public var submits = 0, actorHops = 0
     /// Synchronous calls made from one consumer loop to another (loop threads waiting on each other).
     /// Thread-safety: a field of a value type (`Sendable`).
     public var relayCallsSucceeded = 0, relayCallsFailed = 0
@@ -80,6 +82,7 @@ public struct StressReport: Sendable, CustomStringConvertible {
         lines.append(String(format: "rounds=%d elapsed=%.1fs threads started=%d joined=%d", rounds, elapsed, threadsStarted, threadsJoined))
         lines.append("sends: accepted=\(sendsAccepted) rejected=\(sendsRejected) delivered=\(messagesDelivered) discarded(invalidated/shut down)=\(messagesDiscarded)")
         lines.append("performs: accepted=\(performsAccepted) rejected=\(performsRejected) ran=\(performsRun)")
+        lines.append("async (counted in the calls below): submit=\(submits) actor hops=\(actorHops)")
         lines.append("performAndWait: returned=\(callsReturned) rethrew=\(callsRethrew) loopShutDown=\(callsShutDown) timedOut=\(callsTimedOut); loop-to-loop calls ok=\(relayCallsSucceeded) failed=\(relayCallsFailed)")
         lines.append("notifications: posted=\(notificationsPosted) delivered=\(notificationsDelivered) observers added=\(observersAdded) removed=\(observersRemoved)")
         lines.append("chaos: port invalidations=\(portInvalidations) loop stops=\(loopStops) consumer exits=\(consumerExits)")

@@ -113,6 +113,11 @@ struct StressVerifier {
             }
         }
 
+        for log in logs {
+            report.submits += log.submits
+            report.actorHops += log.actorHops
+        }
+
         // Performs and synchronous calls.
         var relayBodies = 0
         for consumer in round.allConsumers.withLock({ $0 }) {
