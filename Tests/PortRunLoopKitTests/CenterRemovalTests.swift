@@ -13,7 +13,7 @@ struct CenterRemovalTests {
         defer { a.stop() }
         let got = NotifCountdown()
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in got.add() }
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<100 { center.post(name: .notifTestA) }
         #expect(center.queue(for: a.loop).metrics.depth == 100)
         token.remove()
@@ -33,7 +33,7 @@ struct CenterRemovalTests {
         defer { a.stop() }
         let got = NotifCountdown()
         var token: NotificationObservation? = center.addObserver(forName: .notifTestA, on: a.loop) { _ in got.add() }
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<10 { center.post(name: .notifTestA) }
         token = nil
         release.fire()
@@ -64,7 +64,7 @@ struct CenterRemovalTests {
         let token = center.addObserver(observer!, name: .notifTestA, on: a.loop) { me, note in me.handle(note) }
         try center.postAndWait(name: .notifTestA)
         #expect(handled.value == 1)
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<10 { center.post(name: .notifTestA) }
         observer = nil // deinit runs here, on this thread: nothing holds it
         #expect(deinits.value == 1)
@@ -93,7 +93,7 @@ struct CenterRemovalTests {
         let handled = observer!.handled
         try center.postAndWait(name: .notifTestA)
         #expect(handled.value == 1)
-        let release = notifHold(a)
+        let release = holdLoop(a)
         center.post(name: .notifTestA)
         observer = nil
         #expect(center.observationCount == 0)
@@ -107,8 +107,8 @@ struct CenterRemovalTests {
         let center = ThreadNotificationCenter()
         let a = try RunLoopThread(name: "rm-running")
         defer { a.stop() }
-        let entered = NotifSignal()
-        let proceed = NotifSignal()
+        let entered = Signal()
+        let proceed = Signal()
         let finished = NotifCountdown()
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in
             entered.fire()
@@ -143,7 +143,7 @@ struct CenterRemovalTests {
             token.remove()
             if token.waitForRunningHandlers() { waitedAtOnce.add() } // own thread: returns at once
         }
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<5 { center.post(name: .notifTestA) }
         release.fire()
         try center.postAndWait(name: .notifTestB)

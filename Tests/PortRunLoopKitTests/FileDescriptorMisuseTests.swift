@@ -30,7 +30,7 @@ import Testing
         close(file)
         close(w)
         defer { close(r) }
-        release.open()
+        release.fire()
         try thread.loop.performAndWait {}
         #expect(source.isCancelled, "a source whose fd the kernel refused must be cancelled")
         #expect(source.registrationError == .eventRegistrationFailed)

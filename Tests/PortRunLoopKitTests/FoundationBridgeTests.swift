@@ -93,7 +93,7 @@ struct FoundationBridgeTests {
         try a.loop.performAndWait { }
         try a.loop.performAndWait { }
         #expect(log.all == ["fb-onecall:1"])
-        let release = notifHold(a)
+        let release = holdLoop(a)
         foundation.post(name: .notifTestA, object: "sender", userInfo: ["n": 4]) // queued for a
         token.remove()
         release.fire()

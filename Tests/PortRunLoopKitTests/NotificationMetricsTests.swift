@@ -16,7 +16,7 @@ struct NotificationMetricsTests {
         let queue = center.queue(for: a.loop)
         #expect(queue.metrics == NotificationQueueMetrics(depth: 0, highWaterMark: 0, enqueued: 0, delivered: 0,
                                                           coalesced: 0, discarded: 0, drainsScheduled: 0))
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<25 { center.post(name: .notifTestA) } // two observers each: 50 deliveries
         var m = queue.metrics
         #expect(m.depth == 50)
@@ -39,7 +39,7 @@ struct NotificationMetricsTests {
         defer { a.stop() }
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in }
         let queue = center.queue(for: a.loop)
-        let release = notifHold(a)
+        let release = holdLoop(a)
         for _ in 0..<10 { center.post(name: .notifTestA) }
         token.remove()
         release.fire()

@@ -43,12 +43,12 @@ import Testing
         let center = ThreadNotificationCenter()
         let seen = Locked<[Int]>([])
         let wrongThread = CallCounter()
-        let done = Latch()
+        let done = Signal()
         let pingToken = center.addObserver(forName: Self.ping, object: nil, on: w1.loop) { note in
             if !w1.loop.isCurrentThread { wrongThread.increment() }
             let n = note.userInfo?["n"] as? Int ?? -1
             seen.withLock { $0.append(n) }
-            if n < 100 { center.post(name: Self.pong, object: nil, userInfo: ["n": n + 1]) } else { done.open() }
+            if n < 100 { center.post(name: Self.pong, object: nil, userInfo: ["n": n + 1]) } else { done.fire() }
         }
         let pongToken = center.addObserver(forName: Self.pong, object: nil, on: w2.loop) { note in
             if !w2.loop.isCurrentThread { wrongThread.increment() }
@@ -148,7 +148,7 @@ import Testing
         // Queue several before the first is handled: only the first may run.
         let release = holdLoop(worker)
         for _ in 0..<5 { center.post(name: Self.ping, object: nil) }
-        release.open()
+        release.fire()
         try worker.loop.performAndWait {}
         try worker.loop.performAndWait {}
         #expect(calls.value == 1)

@@ -55,8 +55,8 @@ struct NotificationRedirectorTests {
             received[poster].append(seq)
             done.add()
         }
-        let start = NotifSignal()
-        var finished: [NotifSignal] = []
+        let start = Signal()
+        var finished: [Signal] = []
         for p in 0..<posters {
             finished.append(notifSpawn("redir-poster-\(p)") {
                 _ = start.wait()
@@ -102,7 +102,7 @@ struct NotificationRedirectorTests {
         defer { target.stop() }
         let count = NotifCountdown()
         let redirector = NotificationRedirector(loop: target.loop) { _ in count.add() }
-        let release = notifHold(target)
+        let release = holdLoop(target)
         for _ in 0..<10 { redirector.process(Notification(name: .notifTestA)) }
         #expect(redirector.pendingCount == 10)
         redirector.invalidate()

@@ -46,30 +46,10 @@ final class NotifLog<Element: Sendable>: @unchecked Sendable {
     var count: Int { lock.withLock { items.count } }
 }
 
-/// A one-shot signal with a bounded wait.
-final class NotifSignal: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    func fire() { semaphore.signal() }
-    func wait(seconds: Double = 30) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
-}
-
-/// Keeps `thread`'s loop busy inside a block until the returned signal fires, so that a test can
-/// queue work behind it deterministically. Returns once the loop is inside the block.
-func notifHold(_ thread: RunLoopThread) -> NotifSignal {
-    let inside = NotifSignal()
-    let release = NotifSignal()
-    thread.loop.perform {
-        inside.fire()
-        _ = release.wait(seconds: 60)
-    }
-    _ = inside.wait()
-    return release
-}
-
 /// Runs `body` on a new Foundation thread named `name`; the returned signal fires when it is done.
 @discardableResult
-func notifSpawn(_ name: String, _ body: @escaping @Sendable () -> Void) -> NotifSignal {
-    let done = NotifSignal()
+func notifSpawn(_ name: String, _ body: @escaping @Sendable () -> Void) -> Signal {
+    let done = Signal()
     let thread = Thread {
         body()
         done.fire()

@@ -40,25 +40,25 @@ import Testing
         // A plain thread owns a loop, is held busy, and exits without running its loop again: the
         // caller already waiting must get loopShutDown, not hang.
         let loopBox = Locked<PortRunLoop?>(nil)
-        let ready = Latch()
-        let exit = Latch()
+        let ready = Signal()
+        let exit = Signal()
         let owner = JoinableThread(name: "exiting-owner") {
             loopBox.withLock { $0 = PortRunLoop.current }
-            ready.open()
+            ready.fire()
             _ = exit.wait(seconds: 60)
         }
         #expect(ready.wait())
         let loop = try #require(loopBox.withLock { $0 })
         let ran = CallCounter()
         let outcome = Locked<Result<Int, any Error>?>(nil)
-        let callerStarted = Latch()
+        let callerStarted = Signal()
         let caller = JoinableThread(name: "caller") {
-            callerStarted.open()
+            callerStarted.fire()
             let r = Result { try loop.performAndWait { ran.increment(); return 1 } }
             outcome.withLock { $0 = r }
         }
         #expect(callerStarted.wait())
-        exit.open()
+        exit.fire()
         #expect(owner.join(timeout: 20))
         #expect(caller.join(timeout: 20), "performAndWait hung on a loop whose thread exited")
         let result = try #require(outcome.withLock { $0 })
@@ -79,7 +79,7 @@ import Testing
                 try thread.loop.performAndWait(timeout: timeout) { ran.increment() }
             }
         }
-        release.open()
+        release.fire()
         try thread.loop.performAndWait {}
         #expect(ran.value == 0, "a withdrawn call ran anyway")
     }

@@ -117,7 +117,7 @@ import Testing
             let port = MessagePort()
             thread.loop.add(port, forMode: .default)
             let stopper = JoinableThread(name: "stopper") { thread.stop() }
-            release.open()
+            release.fire()
             stopper.join()
             #expect(thread.loop.isShutDown)
             #expect(!port.send(before: Date()), "accepted into a port of a dead loop: it would never be delivered")
@@ -144,7 +144,7 @@ import Testing
             thread.loop.add(port, forMode: .default)
             for i in 0..<50 { #expect(port.send(before: Date(), msgid: UInt32(i))) }
             port.invalidate()
-            release.open()
+            release.fire()
         }
         try thread.loop.performAndWait {}
         try thread.loop.performAndWait {}

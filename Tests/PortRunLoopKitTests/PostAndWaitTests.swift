@@ -62,8 +62,8 @@ struct PostAndWaitTests {
         let toB = center.addObserver(forName: .notifTestB, on: b.loop) { _ in log.append("B handled toB") }
         let queueB = center.queue(for: b.loop)
         let bResult = NotifBox<Result<Int, PortRunLoopError>?>(nil)
-        let bDone = NotifSignal()
-        let bHeld = NotifSignal()
+        let bDone = Signal()
+        let bHeld = Signal()
         b.loop.perform {
             bHeld.fire()
             // Wait (bounded) until A's post is queued here: A is then inside postAndWait.
@@ -92,7 +92,7 @@ struct PostAndWaitTests {
         defer { a.stop() }
         let got = NotifCountdown()
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in got.add() }
-        let release = notifHold(a)
+        let release = holdLoop(a)
         #expect(throws: PortRunLoopError.timedOut) {
             try center.postAndWait(name: .notifTestA, timeout: .milliseconds(50))
         }
@@ -127,10 +127,10 @@ struct PostAndWaitTests {
         defer { a.stop(); b.stop() }
         let log = NotifLog<Int>()
         let tokenA = center.addObserver(forName: .notifTestA, on: a.loop) { log.append($0.userInfo!["n"] as! Int) }
-        let gateOnB = NotifSignal()
+        let gateOnB = Signal()
         let tokenB = center.addObserver(forName: .notifTestB, on: b.loop) { _ in _ = gateOnB.wait() }
-        let aWaiting = NotifSignal()
-        let aDone = NotifSignal()
+        let aWaiting = Signal()
+        let aDone = Signal()
         // A waits on B (whose handler blocks), so A sits in its synchronous wait.
         a.loop.perform {
             aWaiting.fire()

@@ -6,33 +6,11 @@ import Testing
 
 // Helpers for the reliability tests (issue 6): misuse, teardown, stress and model tests.
 
-/// A one-shot latch with a bounded wait (the bound is a safety net against hangs, never a way to
-/// order events).
-final class Latch: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    func open() { semaphore.signal() }
-    /// Waits at most `seconds`; false means the latch never opened (the test then fails, not hangs).
-    func wait(seconds: Double = 20) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
-}
-
 /// A thread-safe counter for handler calls.
 final class CallCounter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .relaxed) }
     var value: Int { count.load(ordering: .relaxed) }
-}
-
-/// Holds `thread`'s loop inside a block until the returned latch is opened, so a test can queue
-/// work behind it deterministically. Returns after the loop has entered the block.
-func holdLoop(_ thread: RunLoopThread) -> Latch {
-    let entered = Latch()
-    let release = Latch()
-    thread.loop.perform {
-        entered.open()
-        _ = release.wait(seconds: 60)
-    }
-    _ = entered.wait()
-    return release
 }
 
 /// The text an exit test's child process wrote to standard error ("" when not captured).

@@ -13,11 +13,11 @@ import Testing
 
     @Test func workQueuedBeforeStopRunsAlthoughStopArrivesInAModalRun() throws {
         let thread = try RunLoopThread(name: "modal-stop")
-        let inModal = Latch()
+        let inModal = Signal()
         let modalPort = MessagePort()
         thread.loop.add(modalPort, forMode: Self.modal) // keeps the modal mode non-empty
         thread.loop.perform {
-            inModal.open()
+            inModal.fire()
             PortRunLoop.current.run(mode: Self.modal, before: .distantFuture) // ended by stop()
         }
         #expect(inModal.wait())
@@ -37,13 +37,13 @@ import Testing
         let a = try RunLoopThread(name: "waiter-a")
         let b = try RunLoopThread(name: "target-b")
         defer { b.stop() }
-        let bodyEntered = Latch()
-        let releaseBody = Latch()
+        let bodyEntered = Signal()
+        let releaseBody = Signal()
         let loopB = b.loop
         // A waits in performAndWait on B (its loop then runs only synchronous calls).
         a.loop.perform {
             try? loopB.performAndWait {
-                bodyEntered.open()
+                bodyEntered.fire()
                 _ = releaseBody.wait(seconds: 30)
             }
         }
@@ -52,7 +52,7 @@ import Testing
         #expect(a.loop.perform { ran.increment() }) // cannot run during A's synchronous wait
         // A synchronous call runs on A even while it waits; stop() from there ends every run of A.
         try a.loop.performAndWait { a.stop() }
-        releaseBody.open()
+        releaseBody.fire()
         // Wait for A's thread to have shut its loop down (each call either runs or fails).
         while !a.loop.isShutDown { _ = try? a.loop.performAndWait(timeout: .seconds(1)) {} }
         #expect(ran.value == 1, "a block queued before stop() was discarded")

@@ -36,8 +36,21 @@ final class Locked<Value>: @unchecked Sendable {
 final class Signal: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     func fire() { semaphore.signal() }
-    /// Waits at most `seconds` (a safety bound: tests never rely on it for ordering).
-    func wait(seconds: Double = 10) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+    /// Waits at most `seconds` (a safety bound against hangs: tests never rely on it for ordering).
+    func wait(seconds: Double = 30) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+}
+
+/// Holds `thread`'s loop inside a block until the returned signal fires, so a test can queue work
+/// behind it deterministically. Returns after the loop has entered the block.
+func holdLoop(_ thread: RunLoopThread) -> Signal {
+    let entered = Signal()
+    let release = Signal()
+    thread.loop.perform {
+        entered.fire()
+        _ = release.wait(seconds: 60)
+    }
+    _ = entered.wait()
+    return release
 }
 
 /// A thread-safe list, for recording what handlers saw.

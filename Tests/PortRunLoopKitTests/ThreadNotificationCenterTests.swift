@@ -165,7 +165,7 @@ struct ThreadNotificationCenterTests {
                 logs[index][note.userInfo!["p"] as! Int].append(note.userInfo!["s"] as! Int)
             })
         }
-        let start = NotifSignal()
+        let start = Signal()
         let finished = (0..<posters).map { p in
             notifSpawn("tnc-poster-\(p)") {
                 _ = start.wait()
@@ -215,7 +215,7 @@ struct ThreadNotificationCenterTests {
         let queue = center.queue(for: a.loop)
         // Let the loop go to sleep first, so the burst finds it parked.
         try a.loop.performAndWait { }
-        let release = notifHold(a)
+        let release = holdLoop(a)
         let wakesBefore = a.loop.metrics.wakeSignals
         for _ in 0..<1_000 { center.post(name: .notifTestA) }
         #expect(queue.metrics.drainsScheduled == 1)

@@ -126,10 +126,10 @@ extension PortRunLoop {
         // libevent once, without blocking, so due timers and ready fds are handled as in CFRunLoop.
         var polledAfterDeadline = false
         while true {
-            var handled = collectInbox()
+            collectInbox()
             if let condition, condition() { return .handledSource }
             if frames[frames.count - 1].stopped { return .stopped }
-            handled = runQueuedWork(mode: mode) || handled
+            var handled = runQueuedWork(mode: mode)
             handled = deliverPendingPorts(mode: mode) || handled
             handled = fireDueTimers(mode: mode) || handled
             handled = handleReadyFileDescriptors(mode: mode) || handled
@@ -151,9 +151,9 @@ extension PortRunLoop {
         }
     }
 
-    /// Moves everything producers queued into owner-side structures. Returns false (a stop or
-    /// wake request is not a handled source).
-    private func collectInbox() -> Bool {
+    /// Moves everything producers queued into owner-side structures and applies a stop request
+    /// to the innermost run (neither is a handled source).
+    private func collectInbox() {
         let stop = inbox.withLock { inbox -> Bool in
             if !inbox.work.isEmpty {
                 if localWork.isEmpty {
@@ -170,7 +170,6 @@ extension PortRunLoop {
             return inbox.stopRequested
         }
         if stop { frames[frames.count - 1].stopped = true }
-        return false
     }
 
     /// Sleeps in libevent until a source fires, the doorbell rings, or the deadline — unless the

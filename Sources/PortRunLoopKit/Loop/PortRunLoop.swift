@@ -218,16 +218,15 @@ extension PortRunLoop {
     /// ``LoopMetrics/workDiscarded``), hands queued executor jobs over to its after-shutdown queue,
     /// invalidates its ports and cancels its timers and fd sources.
     func shutDown() {
-        let (work, ready) = inbox.withLock { inbox -> (Deque<QueuedWork>, [MessagePort]) in
+        let work = inbox.withLock { inbox -> Deque<QueuedWork> in
             inbox.isShutDown = true
             // Executor jobs are never discarded: they fail over, in order, to the loop's
             // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
             handOverQueuedJobs(localWork, inbox: &inbox)
             handOverQueuedJobs(inbox.work, inbox: &inbox)
             defer { inbox.work.removeAll() }
-            return (inbox.work, [])
+            return inbox.work
         }
-        _ = ready
         for item in localWork + work {
             switch item.kind {
             case .call(let call): call.fail(.loopShutDown)
