@@ -23,6 +23,7 @@ extension PortRunLoop {
         let (accepted, ring) = inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
             inbox.work.append(work)
+            workHint.pointee.store(true, ordering: .releasing)
             return (true, inbox.takeRingDuty())
         }
         if ring { ringDoorbell() }
@@ -37,6 +38,7 @@ extension PortRunLoop {
         inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
             inbox.work.append(work)
+            workHint.pointee.store(true, ordering: .releasing)
             return (true, inbox.takeRingDuty())
         }
     }

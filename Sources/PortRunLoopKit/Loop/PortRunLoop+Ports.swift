@@ -137,8 +137,40 @@ extension PortRunLoop {
         return handled
     }
 
+    /// Delivers the messages `port` has queued (one batch) in `mode`, in order.
+    ///
+    /// Hot path, per message: one registration-generation load, one gate-closed load, one buffer
+    /// pop and the handler call — no atomic read-modify-write and no retain. The gate is entered
+    /// once per batch (its in-flight count means "the loop is inside this port's batch"), so an
+    /// `invalidate()` is seen at the next message by a plain load; the handler closure is
+    /// unwrapped once; one `Message` per batch holds the (retained-once) receive port and only its
+    /// per-message fields are reassigned. Docs/Benchmarks.md records what each of these gained.
     func deliverMessages(of port: MessagePort, mode: RunLoop.Mode) -> Bool {
         let (delegate, handler) = port.takeQueuedMessages()
+        guard !port.ownerBuffer.isEmpty else { return false }
+        guard port.gate.tryEnter() else {
+            port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
+            port.ownerBuffer.removeAll()
+            return false
+        }
+        defer { port.gate.exit() }
+        if let handler {
+            return deliverBuffered(of: port, mode: mode) { handler($0) }
+        } else if let delegate {
+            return deliverBuffered(of: port, mode: mode) { delegate.handleMessage($0) }
+        } else {
+            // Nobody to hand them to (no handler, delegate gone): dropped, and counted as such.
+            // The source still fired, so the turn counts as having handled a source.
+            port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
+            port.ownerBuffer.removeAll()
+            return true
+        }
+    }
+
+    /// The per-message loop of ``deliverMessages(of:mode:)``; the caller holds the port's gate.
+    @inline(__always)
+    private func deliverBuffered(of port: MessagePort, mode: RunLoop.Mode,
+                                 to deliver: (MessagePort.Message) -> Void) -> Bool {
         var delivered = false
         portsInDelivery.append(port)
         defer { portsInDelivery.removeLast() }
@@ -146,6 +178,8 @@ extension PortRunLoop {
         // The registration that passed the last full check, and its generation then. Common modes
         // only ever grow, so a passed check stays valid until the registration changes.
         var checked: (registration: PortRegistration, generation: UInt)?
+        var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
+        var messageHasPayload = false
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -162,27 +196,27 @@ extension PortRunLoop {
                 }
                 checked = (registration, registration.generation)
             }
-            let envelope = port.ownerBuffer.removeFirst()
-            guard port.gate.tryEnter() else {
-                port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count + 1)
+            // Invalidated (by a handler, or by another thread since the last message): once
+            // `invalidate()` has returned no handler may start, so the rest is discarded. A plain
+            // acquiring load suffices: this thread is already counted in the gate, so an
+            // `invalidate()` racing with this check is ordered like one racing with `tryEnter`.
+            if port.gate.isClosed {
+                port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
                 port.ownerBuffer.removeAll()
                 break
             }
-            let message = MessagePort.Message(msgid: envelope.msgid, components: envelope.components,
-                                      replyPort: envelope.replyPort, receivePort: port)
-            if let handler {
-                handler(message)
-            } else if let delegate {
-                delegate.handleMessage(message)
-            } else {
-                // Nobody to hand it to (no handler, delegate gone): dropped, and counted as such.
-                // The source still fired, so the turn counts as having handled a source.
-                port.gate.exit()
-                port.ownerDiscardedCounter.increment()
-                delivered = true
-                continue
+            let envelope = port.ownerBuffer.popFirst()
+            message.msgid = envelope.msgid
+            if let payload = envelope.payload {
+                message.components = payload.components
+                message.replyPort = payload.replyPort
+                messageHasPayload = true
+            } else if messageHasPayload {
+                message.components = []
+                message.replyPort = nil
+                messageHasPayload = false
             }
-            port.gate.exit()
+            deliver(message)
             port.deliveredCounter.increment()
             messagesDelivered.increment()
             delivered = true

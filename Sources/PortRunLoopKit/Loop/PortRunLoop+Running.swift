@@ -65,6 +65,7 @@ extension PortRunLoop {
         let ring = inbox.withLock { inbox -> Bool in
             guard inbox.runDepth > 0 else { return false }
             inbox.stopRequested = true
+            workHint.pointee.store(true, ordering: .releasing)
             return inbox.takeRingDuty()
         }
         if ring { ringDoorbell() }
@@ -77,6 +78,7 @@ extension PortRunLoop {
     public func wakeUp() {
         let ring = inbox.withLock { inbox -> Bool in
             inbox.wakePending = true
+            workHint.pointee.store(true, ordering: .releasing)
             return inbox.takeRingDuty()
         }
         if ring { ringDoorbell() }
@@ -155,6 +157,7 @@ extension PortRunLoop {
     /// to the innermost run (neither is a handled source).
     private func collectInbox() {
         let stop = inbox.withLock { inbox -> Bool in
+            workHint.pointee.store(false, ordering: .relaxed)
             if !inbox.work.isEmpty {
                 if localWork.isEmpty {
                     // The usual case: take the whole batch by swapping buffers (no per-item copy,
@@ -223,11 +226,13 @@ extension PortRunLoop {
     /// 20 µs of CPU each time the loop goes idle. Timers and fd sources are not polled while
     /// spinning, so they may be handled up to 20 µs late.
     private func workArrivedWhileSpinning(deadline: Double) -> Bool {
-        if inbox.withLock({ $0.hasWork }) { return true }
+        if workHint.pointee.load(ordering: .acquiring) { return true }
         let end = min(System.monotonicSeconds() + Self.spinBeforeParking, deadline)
         while System.monotonicSeconds() < end {
             sched_yield()
-            if inbox.withLock({ $0.hasWork }) { return true }
+            // Read without the inbox lock (see `workHint`): a stale answer only means one more
+            // turn, or a park that the lock-held check in `waitForEvents` then refuses.
+            if workHint.pointee.load(ordering: .acquiring) { return true }
         }
         return false
     }

@@ -32,6 +32,13 @@ public final class PortRunLoop: @unchecked Sendable {
     // MARK: Shared state, guarded by `inbox`'s mutex.
 
     let inbox = TracedMutex(Inbox())
+    /// True when work (or a wake or stop request) may have arrived in the inbox since the owner
+    /// last collected it: set by producers and cleared by the owner, both with `inbox` locked, and
+    /// read without the lock by the owner while it spins before parking
+    /// (``workArrivedWhileSpinning(deadline:)``), so that the spin does not take the producers'
+    /// lock thousands of times. On cache lines of its own: a producer writes it per item, and it
+    /// must not share a line with the counters the owner writes per item.
+    let workHint = CacheLine.allocate(Atomic<Bool>(false))
     /// Guarded by its own mutex; the owner thread keeps a copy in `ownerCommonModes`.
     private let sharedCommonModes = TracedMutex<Set<RunLoop.Mode>>([.default])
 
@@ -79,6 +86,7 @@ public final class PortRunLoop: @unchecked Sendable {
     }
 
     deinit {
+        CacheLine.free(workHint)
         // Events must be freed before their base.
         doorbell = nil
         deadlineEvent = nil
@@ -98,7 +106,7 @@ public final class PortRunLoop: @unchecked Sendable {
             // glibc reuses a pthread_t once its thread has exited: a dead loop must not mistake a
             // new, unrelated thread for its owner.
             !ownerThreadExited.load(ordering: .acquiring) && System.isSameThread(t, System.currentThread())
-        case .mainThread: Thread.isMainThread
+        case .mainThread: System.isMainThread()
         }
     }
 
@@ -191,7 +199,7 @@ extension PortRunLoop {
     ///
     /// Thread-safety: any thread; each thread gets its own loop.
     public static func forCurrentThread() throws(PortRunLoopError) -> PortRunLoop {
-        if Thread.isMainThread { return mainLoop }
+        if System.isMainThread() { return mainLoop }
         if let existing = existingForCurrentThread() { return existing }
         let name = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread-\(pthread_self())"
         let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
@@ -201,7 +209,7 @@ extension PortRunLoop {
 
     /// The calling thread's loop if it already has one (never creates).
     static func existingForCurrentThread() -> PortRunLoop? {
-        if Thread.isMainThread { return mainLoop }
+        if System.isMainThread() { return mainLoop }
         guard let raw = pthread_getspecific(threadKey) else { return nil }
         return Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
     }

@@ -16,9 +16,12 @@ struct LaneEntry: Sendable {
 /// Producers (any thread) append under the lane's lock; the first producer that finds no drain
 /// pending schedules one on the loop (a `perform` in the lane's modes) — everyone else only appends,
 /// so a burst of posts costs one queued drain and, through the loop's parked flag, at most one wake.
-/// The drain (loop thread) pops one entry at a time, so a handler that runs the loop nested finds the
-/// rest still in order; before calling a handler with entries left behind it makes sure a drain is
-/// pending, which is what lets a nested run continue the queue.
+/// An asynchronous drain (loop thread) takes everything queued under one lock into the lane's owner
+/// buffer and delivers from there without locking per entry (a lock per entry would bounce the
+/// lock's cache line between the posting and the delivering CPU on every notification). Before it
+/// calls a handler with entries left behind it makes sure a drain is pending, and every drain
+/// delivers the owner buffer before anything newer, so a handler that runs the loop nested finds the
+/// rest still in order.
 ///
 /// Synchronous posts add a ``LaneSyncCall`` (a synchronous-call work item) that drains the lane up to
 /// and including its own entries: such work also runs while the loop's thread is itself waiting in
@@ -41,6 +44,12 @@ final class DeliveryLane: @unchecked Sendable {
     }
 
     private let state = TracedMutex(State())
+
+    /// Entries an asynchronous drain took and has not delivered yet (oldest first). Loop thread only.
+    private var ownerBuffer: Deque<LaneEntry> = []
+    /// Counts drains started (loop thread only): a batch that made sure a drain was pending knows
+    /// a nested drain consumed that one when this moved.
+    private var drainsStarted = 0
 
     init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters) {
         self.loop = loop
@@ -93,6 +102,45 @@ final class DeliveryLane: @unchecked Sendable {
         }
     }
 
+    /// ``ThreadNotificationCenter/post(_:)``'s path: appends one asynchronous entry for each record of
+    /// `records` that matches `sender`, in order, under one lock, without building an
+    /// array. Returns the number appended, or nil when the lane is dead or the loop refused the drain
+    /// (the caller then ends the records, as with ``append(_:ticket:)``).
+    func appendPost(_ box: NotificationBox, to records: [ObserverRecord], sender: SenderKey, filtered: Bool) -> Int? {
+        enum Next { case nothing, ring, refused, dead }
+        var appended = 0
+        let next = state.withLock { state -> Next in
+            if state.isDead { return .dead }
+            // No `record.isActive` here: it reads the record's gate, whose word the loop's thread
+            // writes on every delivery, so checking it per post would bounce that cache line
+            // between the two CPUs. An observation that ended is skipped (and counted as
+            // discarded) at delivery by that same gate; ended ones leave the plan right away.
+            for record in records where !filtered || record.sender.matches(sender) {
+                state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
+                appended += 1
+            }
+            guard appended > 0 else { return .nothing }
+            counters.didEnqueue(appended)
+            if state.drainPending { return .nothing }
+            state.drainPending = true
+            // Queued under the lane's lock, as in append(_:ticket:).
+            guard let ring = queueDrainLocked() else { return .refused }
+            return ring ? .ring : .nothing
+        }
+        switch next {
+        case .nothing:
+            return appended
+        case .ring:
+            loop.ringDoorbell()
+            return appended
+        case .refused:
+            kill()
+            return nil
+        case .dead:
+            return nil
+        }
+    }
+
     /// With the lane's lock held: queues one drain in the lane's modes. Returns whether the caller
     /// must ring the loop's doorbell (after unlocking), or nil when the loop refused the drain (it is
     /// shut down: the caller kills the lane after unlocking). The work item carries a
@@ -108,22 +156,66 @@ final class DeliveryLane: @unchecked Sendable {
         return ring
     }
 
-    /// Loop thread. Delivers entries oldest first: with no ticket, as many as were queued on entry
-    /// (a drain pending for later arrivals); with a ticket, until that post's entries are all out.
+    /// Loop thread. Delivers entries oldest first: with no ticket, what the owner buffer holds and
+    /// everything queued on entry (a drain is pending for later arrivals); with a ticket, until that
+    /// post's entries are all out.
     func drain(until ticket: SyncTicket?) {
-        var budget = state.withLock { state -> Int in
-            guard ticket == nil else { return .max }
+        drainsStarted &+= 1
+        guard ticket == nil else { return drainOneByOne(until: ticket) }
+        let taken = state.withLock { state -> Int in
             state.drainPending = false
-            return state.entries.count
+            let count = state.entries.count
+            guard count > 0 else { return 0 }
+            if ownerBuffer.isEmpty {
+                swap(&ownerBuffer, &state.entries)
+            } else {
+                ownerBuffer.append(contentsOf: state.entries)
+                state.entries.removeAll(keepingCapacity: true)
+            }
+            return count
         }
-        while budget > 0 {
-            budget -= 1
+        if taken > 0 { counters.didDequeue(taken) }
+        var pendingFor: Int? // the `drainsStarted` value when this drain last made sure of a pending drain
+        while let entry = ownerBuffer.popFirst() {
+            if !ownerBuffer.isEmpty && pendingFor != drainsStarted {
+                guard ensureDrainPending() else { return }
+                pendingFor = drainsStarted
+            }
+            if let ticket = entry.ticket {
+                state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
+            }
+            deliver(entry)
+        }
+    }
+
+    /// Loop thread, owner buffer not empty: makes sure a drain is queued, so that a handler that runs
+    /// the loop nested continues with the rest. False when the loop refused it (the lane was killed).
+    private func ensureDrainPending() -> Bool {
+        let refused = state.withLock { state -> Bool in
+            guard !state.drainPending else { return false }
+            state.drainPending = true
+            return queueDrainLocked() == nil
+        }
+        if refused { kill() }
+        return !refused
+    }
+
+    /// A synchronous post's drain: the owner buffer first, then one entry at a time under the lock,
+    /// until `ticket`'s entries are all out.
+    private func drainOneByOne(until ticket: SyncTicket?) {
+        while true {
             let next = state.withLock { state -> (entry: LaneEntry, refused: Bool)? in
                 if let ticket, ticket.remainingInLane == 0 { return nil }
-                guard let entry = state.entries.popFirst() else { return nil }
-                counters.didDequeue()
+                let entry: LaneEntry
+                if let buffered = ownerBuffer.popFirst() {
+                    entry = buffered
+                } else {
+                    guard let queued = state.entries.popFirst() else { return nil }
+                    counters.didDequeue()
+                    entry = queued
+                }
                 entry.ticket?.remainingInLane -= 1
-                guard !state.entries.isEmpty, !state.drainPending else { return (entry, false) }
+                guard !(ownerBuffer.isEmpty && state.entries.isEmpty), !state.drainPending else { return (entry, false) }
                 state.drainPending = true
                 // Under the lock, as in append (this is the loop's own thread: it never rings).
                 return (entry, queueDrainLocked() == nil)

@@ -37,6 +37,35 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
         var anyName: [ObserverRecord] = []
         var nextSequence: UInt64 = 0
         var queues: [ObjectIdentifier: ThreadNotificationQueue] = [:]
+        /// Plans made since the observations last changed, by name (``DispatchPlan``).
+        var plans: [Notification.Name: DispatchPlan] = [:]
+        /// The plan of the last name posted, compared before `plans` is hashed.
+        var lastPlan: DispatchPlan?
+
+        /// Observations changed: every plan is out of date.
+        mutating func dropPlans() {
+            plans.removeAll(keepingCapacity: true)
+            lastPlan = nil
+        }
+
+        /// The plan for posts of `name`, made on first use.
+        mutating func plan(for name: Notification.Name) -> DispatchPlan {
+            if let last = lastPlan, last.name == name { return last }
+            let plan: DispatchPlan
+            if let known = plans[name] {
+                plan = known
+            } else {
+                plan = DispatchPlan(name: name, named: byName[name] ?? [], anyName: anyName)
+                // Names nobody observes are not kept (posters may make up any number of them),
+                // and the table is bounded for the same reason.
+                if !plan.records.isEmpty {
+                    if plans.count >= 1024 { plans.removeAll(keepingCapacity: true) }
+                    plans[name] = plan
+                }
+            }
+            lastPlan = plan
+            return plan
+        }
     }
 
     let registry = TracedMutex(Registry())
@@ -178,6 +207,7 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
         guard !record.loop.isShutDown else { record.end(); return }
         registry.withLock { registry in
             guard record.isActive else { return }
+            registry.dropPlans()
             if let name = record.name {
                 registry.byName[name, default: []].append(record)
             } else {
@@ -188,6 +218,7 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
 
     private func unregister(_ record: ObserverRecord) {
         registry.withLock { registry in
+            registry.dropPlans()
             if let name = record.name {
                 registry.byName[name]?.removeAll { $0 === record }
                 if registry.byName[name]?.isEmpty == true { registry.byName[name] = nil }
@@ -199,23 +230,11 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
 
     /// The active observations a post of `name` from `sender` reaches, in registration order.
     func matchingRecords(name: Notification.Name, sender: SenderKey) -> [ObserverRecord] {
-        registry.withLock { registry in
-            let named = registry.byName[name] ?? []
-            let any = registry.anyName
-            if named.isEmpty && any.isEmpty { return [] }
-            var result: [ObserverRecord] = []
-            result.reserveCapacity(named.count + any.count)
-            var i = 0, j = 0
-            while i < named.count || j < any.count {
-                let record: ObserverRecord
-                if j == any.count || (i < named.count && named[i].sequence < any[j].sequence) {
-                    record = named[i]; i += 1
-                } else {
-                    record = any[j]; j += 1
-                }
-                if record.isActive && record.sender.matches(sender) { result.append(record) }
-            }
-            return result
-        }
+        plan(for: name).matching(sender)
+    }
+
+    /// The dispatch plan for posts of `name` (one registry lock; see ``DispatchPlan``).
+    func plan(for name: Notification.Name) -> DispatchPlan {
+        registry.withLock { $0.plan(for: name) }
     }
 }

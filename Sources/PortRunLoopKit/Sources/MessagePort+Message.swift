@@ -4,14 +4,20 @@ extension MessagePort {
     /// One message received on a ``MessagePort`` (the counterpart of `NSPortMessage`; nested so its
     /// name cannot collide with Foundation's `PortMessage`).
     ///
+    /// A handler may keep a message (it is an ordinary value); the loop never changes a message a
+    /// handler has seen. (Internally, the loop reuses one value per delivered batch and only
+    /// reassigns the per-message fields between handler calls, so a batch retains the receive
+    /// port once instead of once per message; value semantics make that invisible.)
+    ///
     /// Thread-safety: a value type; `Sendable`.
     public struct Message: Sendable {
-        /// The identifier the sender chose (`msgid`). Thread-safety: immutable.
-        public let msgid: UInt32
-        /// The data the sender attached; empty for a pure signal. Thread-safety: immutable.
-        public let components: [Data]
-        /// The port the sender named for replies (`send(..., from:)`), if any. Thread-safety: immutable.
-        public let replyPort: MessagePort?
+        /// The identifier the sender chose (`msgid`). Thread-safety: read-only for users.
+        public internal(set) var msgid: UInt32
+        /// The data the sender attached; empty for a pure signal. Thread-safety: read-only for users.
+        public internal(set) var components: [Data]
+        /// The port the sender named for replies (`send(..., from:)`), if any. Thread-safety:
+        /// read-only for users.
+        public internal(set) var replyPort: MessagePort?
         /// The port this message arrived on. Thread-safety: immutable.
         public let receivePort: MessagePort
     }

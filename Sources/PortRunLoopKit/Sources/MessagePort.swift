@@ -1,5 +1,5 @@
-import DequeModule
 import Foundation
+import Synchronization
 
 /// A port a ``PortRunLoop`` listens on: the Linux stand-in for `NSMachPort`/`NSMessagePort`.
 ///
@@ -19,31 +19,50 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: a constant.
     public static let defaultQueueLimit = 5
 
+    /// One queued message: 16 bytes for a pure signal, which is what crosses CPUs per message in a
+    /// burst (the producer writes it, the loop's CPU reads it).
     struct Envelope {
         let msgid: UInt32
-        let components: [Data]
-        let replyPort: MessagePort?
+        /// The components and reply port; nil for a pure signal (no components, no reply port),
+        /// so such a send neither allocates nor retains anything.
+        let payload: Payload?
     }
 
-    private struct State {
-        var queue: Deque<Envelope> = []
+    /// What a message carries besides its `msgid`. Immutable.
+    final class Payload: Sendable {
+        let components: [Data]
+        let replyPort: MessagePort?
+
+        init(components: [Data], replyPort: MessagePort?) {
+            self.components = components
+            self.replyPort = replyPort
+        }
+    }
+
+    private struct State: ~Copyable {
+        // The first cache line (the state is allocated on lines of its own): everything a send
+        // touches, 58 bytes. The loop writes it once per batch (the swap of `queue`).
+        var queue = HandoffQueue<Envelope>()
+        var sent = 0
         var limit: Int
-        var isValid = true
         var loop: PortRunLoop?
+        var isValid = true
         var readyOnLoop = false
+        // The second line: what the loop reads per batch and senders only when the queue is
+        // full or a send fails, so a burst's sends do not lose the first line to these reads.
         var spaceWaiters = 0
         weak var delegate: (any MessagePortDelegate)?
         var handler: (@Sendable (MessagePort.Message) -> Void)?
-        var sent = 0
         var rejected = 0
         var discarded = 0
     }
 
     // Layout matters here (stored properties are laid out in declaration order). The loop's thread
-    // writes the object's first cache line once per delivered message (the reference count, when
-    // it builds a `Message`, and `deliveredCounter`); senders read `lock` and `stateStorage` once
-    // per send. `cacheLinePadding` keeps the two at least 64 bytes apart, so a burst does not
-    // bounce one cache line between the two CPUs on every message (false sharing).
+    // writes the object's first cache line once per delivered message (`deliveredCounter`);
+    // senders read `lock` and `stateStorage` once per send. `cacheLinePadding` keeps the two at
+    // least 64 bytes apart, so a burst does not bounce one cache line between the two CPUs on
+    // every message (false sharing). `state` and `ownerBuffer` live on cache lines of their own
+    // (``CacheLine``) for the same reason: the loop pops `ownerBuffer` per message.
 
     /// Delivered / discarded-by-the-loop counts, written by the loop's thread only.
     let deliveredCounter = OwnerCounter()
@@ -52,14 +71,20 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     let gate = DeliveryGate()
     /// Messages the loop has taken for delivery. Owner (loop) thread only; behind a pointer for
     /// the same reason as `state` (one pop per delivered message).
-    private let ownerBufferStorage: UnsafeMutablePointer<Deque<Envelope>>
-    var ownerBuffer: Deque<Envelope> {
+    private let ownerBufferStorage: UnsafeMutablePointer<HandoffQueue<Envelope>>
+    var ownerBuffer: HandoffQueue<Envelope> {
         unsafeAddress { UnsafePointer(ownerBufferStorage) }
         unsafeMutableAddress { ownerBufferStorage }
     }
     private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    // Guards `state` and is the condition full senders wait on.
-    private let lock = ConditionLock()
+    // Guards `state`. An ``InlineLock``: a send's lock and unlock are one inlined atomic each.
+    private let lock = InlineLock()
+    // Senders waiting for room (the queue was full) sleep on `roomChanged` until `roomGeneration`
+    // moves; whoever may have made room (the loop taking a batch, a raised limit, `invalidate`)
+    // bumps it with `lock` held and then broadcasts (``notifyRoomChanged()``). A waiter reads
+    // the generation with `lock` held before it sleeps, so it cannot miss a bump (an eventcount).
+    private let roomChanged = ConditionLock()
+    private let roomGeneration = Atomic<UInt>(0)
     // Guarded by `lock`. Kept behind a pointer and reached through addressors, so that `send` and
     // the loop's delivery pay no dynamic exclusivity check (swift_beginAccess/endAccess, two TLS
     // look-ups each) per access: the lock, not the compiler, is what serializes access here.
@@ -74,17 +99,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread.
     public init(queueLimit: Int = MessagePort.defaultQueueLimit) {
         precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
-        stateStorage = .allocate(capacity: 1)
-        stateStorage.initialize(to: State(limit: queueLimit))
-        ownerBufferStorage = .allocate(capacity: 1)
-        ownerBufferStorage.initialize(to: [])
+        stateStorage = CacheLine.allocate(State(limit: queueLimit))
+        ownerBufferStorage = CacheLine.allocate(HandoffQueue<Envelope>())
     }
 
     deinit {
-        stateStorage.deinitialize(count: 1)
-        stateStorage.deallocate()
-        ownerBufferStorage.deinitialize(count: 1)
-        ownerBufferStorage.deallocate()
+        CacheLine.free(stateStorage)
+        CacheLine.free(ownerBufferStorage)
     }
 
     /// The most messages that can wait for delivery at once (at least 1). Raising it wakes senders
@@ -95,7 +116,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         get { lock.withLock { state.limit } }
         set {
             precondition(newValue >= 1, "MessagePort.queueLimit must be at least 1, got \(newValue)")
-            lock.withLock { state.limit = newValue; lock.broadcast() }
+            lock.withLock { state.limit = newValue; notifyRoomChanged() }
         }
     }
 
@@ -147,7 +168,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
                 return false
             }
         }
-        state.queue.append(Envelope(msgid: msgid, components: components, replyPort: replyPort))
+        state.queue.append(Envelope(
+            msgid: msgid,
+            payload: components.isEmpty && replyPort == nil ? nil : Payload(components: components, replyPort: replyPort)))
         state.sent += 1
         var loopToRing: PortRunLoop?
         if !state.readyOnLoop, let loop = state.loop {
@@ -168,9 +191,25 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         state.spaceWaiters += 1
         defer { state.spaceWaiters -= 1 }
         while state.isValid && state.queue.count >= state.limit {
-            if !lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
+            let seen = roomGeneration.load(ordering: .acquiring)
+            lock.unlock()
+            let changed = roomChanged.withLock { () -> Bool in
+                while roomGeneration.load(ordering: .acquiring) == seen {
+                    if !roomChanged.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
+                }
+                return true
+            }
+            lock.lock()
+            if !changed { break }
         }
         return state.isValid && state.queue.count < state.limit
+    }
+
+    /// With `lock` held: tells senders waiting for room to look again. Lock order: `lock`, then
+    /// `roomChanged` (a waiter never takes `lock` while it holds `roomChanged`).
+    private func notifyRoomChanged() {
+        roomGeneration.add(1, ordering: .releasing)
+        roomChanged.withLock { roomChanged.broadcast() }
     }
 
     /// Invalidates the port. Once this returns, no handler starts for it (one already running on
@@ -186,7 +225,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             state.discarded += state.queue.count
             state.queue.removeAll()
             state.readyOnLoop = false
-            lock.broadcast()
+            notifyRoomChanged()
             defer { state.loop = nil }
             return state.loop
         }
@@ -195,6 +234,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Waits until no handler of this port is running (on the loop's thread). Called from inside
     /// the port's own handler, it does not wait for that call. Returns false on timeout.
+    ///
+    /// The loop delivers a port's messages in batches and counts the whole batch as running, so
+    /// this may also wait out the rest of the batch in progress. After ``invalidate()`` that is at
+    /// most the handler call already running: the batch stops at its next message.
     ///
     /// Thread-safety: any thread.
     @discardableResult
@@ -271,12 +314,12 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         guard !ownerBuffer.isEmpty else { return }
         lock.withLock {
             if state.isValid {
-                state.queue.prepend(contentsOf: ownerBuffer)
+                state.queue.prepend(movingContentsOf: &ownerBuffer)
             } else {
                 state.discarded += ownerBuffer.count
+                ownerBuffer.removeAll()
             }
         }
-        ownerBuffer.removeAll()
     }
 
     /// Owner thread: moves queued messages to ``ownerBuffer`` and returns who handles them.
@@ -289,15 +332,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         lock.lock()
         defer { lock.unlock() }
         if !state.queue.isEmpty {
-            if ownerBuffer.isEmpty {
-                // The usual case: hand the whole queue over by swapping buffers (no per-message
-                // copy, retain and release; both buffers keep their capacity).
-                swap(&ownerBuffer, &state.queue)
-            } else {
-                ownerBuffer.append(contentsOf: state.queue)
-                state.queue.removeAll(keepingCapacity: true)
-            }
-            if state.spaceWaiters > 0 { lock.broadcast() }
+            // Usually the owner buffer is empty and the whole queue is handed over by swapping
+            // buffers (no per-message copy, retain or release; both keep their capacity).
+            ownerBuffer.append(movingContentsOf: &state.queue)
+            if state.spaceWaiters > 0 { notifyRoomChanged() }
         }
         state.readyOnLoop = false
         return (state.delegate, state.handler)

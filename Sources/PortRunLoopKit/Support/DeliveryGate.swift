@@ -8,6 +8,12 @@ import Synchronization
 /// ``close()`` sets the bit with one atomic OR, so after it returns every later ``tryEnter()`` fails.
 /// A call that entered before the close may still be running; ``waitForHandlers()`` waits for it.
 ///
+/// A loop delivering a batch of port messages enters once for the whole batch and checks
+/// ``isClosed`` (a plain load) before each message: the in-flight count then means "inside this
+/// port's batch", and an invalidation that races with a per-message check is ordered exactly like
+/// one that races with ``tryEnter()`` (the check happened first; the waiter still waits for the
+/// handler it let start). `PortRunLoop.deliverMessages(of:mode:)` explains why.
+///
 /// Memory ordering: `tryEnter` acquires and `exit` releases (at least), so a waiter that sees "no handler in
 /// flight" also sees everything those handlers wrote. `close` is acquiring-and-releasing so the
 /// canceller's earlier writes are visible to any handler that checks state afterwards.

@@ -4,34 +4,40 @@ import Glibc
 import Musl
 #endif
 
-/// A mutex-protected value with `Synchronization.Mutex`'s `withLock` API, built on a
-/// `pthread_mutex_t` so that ThreadSanitizer sees it.
+/// A mutex-protected value with `Synchronization.Mutex`'s `withLock` API, built on a ``LockWord``
+/// so that ThreadSanitizer sees it.
 ///
 /// Why not `Mutex` itself: on Linux its lock is a futex driven from inside the uninstrumented
 /// standard library, so TSan sees neither lock nor unlock and reports every access the mutex
 /// protects as a race (reproduced with Swift 6.3.1 and a two-thread `Mutex<[Int]>` append loop).
 /// Annotating with `__tsan_acquire`/`__tsan_release` inside the closure is not enough either: the
-/// Swift exclusivity access to the value begins before the annotation runs. TSan intercepts
-/// `pthread_mutex_lock`/`unlock` natively, so this type is race-report-free by construction, and an
-/// uncontended lock costs the same few nanoseconds as the futex.
+/// Swift exclusivity access to the value begins before the annotation runs. A ``LockWord``'s
+/// acquire and release are atomics compiled in this module, which TSan instruments, and its
+/// parking lot is `pthread_mutex_t`/`pthread_cond_t`, which TSan intercepts; uncontended, it costs
+/// one inlined atomic per lock and per unlock (less than `pthread_mutex_lock`, which was used
+/// here before; see Docs/Benchmarks.md).
 ///
 /// Thread-safety: fully thread-safe; that is its purpose.
 struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     private let box: Box
 
     private final class Box {
-        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        var value: Value // guarded by `mutex`
+        let word = LockWord()
+        // Guarded by `word`; reached through the pointer, so that `withLock` pays no dynamic
+        // exclusivity check (a class's stored `var` costs two runtime calls per access) and
+        // ThreadSanitizer sees plain memory accesses ordered by the lock, not a Swift property
+        // access that begins before the lock is taken. Its address is also the lock's key in
+        // the parking lot.
+        let storage: UnsafeMutablePointer<Value>
 
         init(_ value: consuming Value) {
-            self.value = value
-            let rc = pthread_mutex_init(mutex, nil)
-            precondition(rc == 0, "PortRunLoop: pthread_mutex_init failed, errno \(rc)")
+            storage = .allocate(capacity: 1)
+            storage.initialize(to: value)
         }
 
         deinit {
-            pthread_mutex_destroy(mutex)
-            mutex.deallocate()
+            storage.deinitialize(count: 1)
+            storage.deallocate()
         }
     }
 
@@ -39,13 +45,14 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         box = Box(initialValue)
     }
 
-    /// Runs `body` with exclusive access to the value (`pthread_mutex_lock` … `unlock`).
+    /// Runs `body` with exclusive access to the value.
     @inline(__always)
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        pthread_mutex_lock(box.mutex)
-        defer { pthread_mutex_unlock(box.mutex) }
-        return try body(&box.value)
+        let storage = box.storage
+        box.word.lock(key: storage)
+        defer { box.word.unlock(key: storage) }
+        return try body(&storage.pointee)
     }
 }

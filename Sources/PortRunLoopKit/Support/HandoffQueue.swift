@@ -1,0 +1,108 @@
+/// A first-in-first-out buffer made for handing a batch from producers to one consumer: producers
+/// ``append(_:)`` under a lock, the consumer ``swap(with:)``s the whole buffer out under that lock
+/// and then ``popFirst()``s it without any lock.
+///
+/// Why not `Deque`: on the delivery hot path every `Deque.removeFirst()` checks uniqueness (a
+/// runtime call), wraps indices and writes its header; here a pop is one `move()` and one
+/// increment. The live elements are `storage[head..<tail]`; a buffer emptied by pops rewinds to 0
+/// so the producer's next appends reuse the same (already cached) memory, and it keeps its
+/// capacity across swaps, so a steady stream allocates nothing.
+///
+/// Thread-safety: not thread-safe; each instance is guarded by its owner's lock, or owned by one
+/// thread. Noncopyable, so two owners can never share the storage.
+struct HandoffQueue<Element>: ~Copyable {
+    private var storage: UnsafeMutablePointer<Element>?
+    private var capacity = 0
+    private var head = 0
+    private var tail = 0
+
+    init() {}
+
+    deinit {
+        if let storage {
+            (storage + head).deinitialize(count: tail - head)
+            storage.deallocate()
+        }
+    }
+
+    /// Number of elements.
+    var count: Int { tail - head }
+
+    /// Whether there are no elements.
+    var isEmpty: Bool { tail == head }
+
+    /// Appends `element` at the end (amortised O(1)).
+    @inline(__always)
+    mutating func append(_ element: consuming Element) {
+        if tail == capacity { makeRoomAtTail(for: 1) }
+        (storage.unsafelyUnwrapped + tail).initialize(to: element)
+        tail &+= 1
+    }
+
+    /// Removes and returns the first element. Precondition: not empty.
+    @inline(__always)
+    mutating func popFirst() -> Element {
+        precondition(head < tail, "HandoffQueue.popFirst() on an empty queue")
+        let element = (storage.unsafelyUnwrapped + head).move()
+        head &+= 1
+        if head == tail { head = 0; tail = 0 }
+        return element
+    }
+
+    /// Exchanges the contents (and capacities) of two queues without touching the elements.
+    @inline(__always)
+    mutating func swap(with other: inout HandoffQueue<Element>) {
+        Swift.swap(&storage, &other.storage)
+        Swift.swap(&capacity, &other.capacity)
+        Swift.swap(&head, &other.head)
+        Swift.swap(&tail, &other.tail)
+    }
+
+    /// Removes every element, keeping the capacity.
+    mutating func removeAll() {
+        if let storage { (storage + head).deinitialize(count: tail - head) }
+        head = 0
+        tail = 0
+    }
+
+    /// Moves every element of `other` to the end of this queue, in order; `other` ends empty.
+    mutating func append(movingContentsOf other: inout HandoffQueue<Element>) {
+        guard !other.isEmpty else { return }
+        if isEmpty { swap(with: &other); return }
+        let moved = other.count
+        if tail + moved > capacity { makeRoomAtTail(for: moved) }
+        (storage.unsafelyUnwrapped + tail).moveInitialize(from: other.storage.unsafelyUnwrapped + other.head, count: moved)
+        tail += moved
+        other.head = 0
+        other.tail = 0
+    }
+
+    /// Moves every element of `other` in front of this queue's, in order; `other` ends empty.
+    mutating func prepend(movingContentsOf other: inout HandoffQueue<Element>) {
+        other.append(movingContentsOf: &self)
+        swap(with: &other)
+    }
+
+    /// Makes room for `extra` more elements at the tail: slides the live elements to the front
+    /// when that frees enough (and at least half the buffer), otherwise reallocates at twice the
+    /// size needed.
+    private mutating func makeRoomAtTail(for extra: Int) {
+        let live = tail - head
+        if let storage, head > 0, live + extra <= capacity, head >= capacity / 2 {
+            storage.moveInitialize(from: storage + head, count: live)
+            head = 0
+            tail = live
+            return
+        }
+        let newCapacity = Swift.max(16, (live + extra) * 2)
+        let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        if let storage {
+            newStorage.moveInitialize(from: storage + head, count: live)
+            storage.deallocate()
+        }
+        storage = newStorage
+        capacity = newCapacity
+        head = 0
+        tail = live
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+@testable import PortRunLoopKit
+import Testing
+
+/// HandoffQueue: the FIFO buffer behind MessagePort's hand-off (order, swaps, moves, growth,
+/// compaction, and that every element is released exactly once).
+@Suite(.timeLimit(.minutes(1))) struct HandoffQueueTests {
+    /// Counts live instances, to check that the queue neither leaks nor double-frees elements.
+    final class Tracked {
+        static let live = Locked(0)
+        let value: Int
+        init(_ value: Int) { self.value = value; Self.live.withLock { $0 += 1 } }
+        deinit { Self.live.withLock { $0 -= 1 } }
+    }
+
+    @Test func popsInAppendOrderAcrossGrowthAndRewinds() {
+        var queue = HandoffQueue<Int>()
+        var expected = 0
+        var next = 0
+        // Interleave appends and pops so the buffer grows, empties (rewinds to 0) and compacts.
+        for round in 1...200 {
+            for _ in 0..<(round % 37 + 1) { queue.append(next); next += 1 }
+            for _ in 0..<(round % 23 + 1) where !queue.isEmpty {
+                let popped = queue.popFirst(); #expect(popped == expected)
+                expected += 1
+            }
+            let count = queue.count; #expect(count == next - expected)
+        }
+        while !queue.isEmpty { let popped = queue.popFirst(); #expect(popped == expected); expected += 1 }
+        #expect(expected == next)
+    }
+
+    @Test func swapExchangesContentsAndMovesPreserveOrder() {
+        var a = HandoffQueue<Int>()
+        var b = HandoffQueue<Int>()
+        for i in 0..<5 { a.append(i) }
+        for i in 10..<13 { b.append(i) }
+        a.swap(with: &b)
+        let counts = (a.count, b.count); #expect(counts == (3, 5))
+        // Append-moving into a non-empty queue keeps both orders; the source ends empty.
+        a.append(movingContentsOf: &b)
+        let bIsEmpty = b.isEmpty; #expect(bIsEmpty)
+        var drained: [Int] = []
+        while !a.isEmpty { drained.append(a.popFirst()) }
+        #expect(drained == [10, 11, 12, 0, 1, 2, 3, 4])
+        // Prepend puts the other queue's elements in front, in order.
+        for i in 0..<3 { a.append(i) }
+        _ = a.popFirst() // a live range that does not start at 0
+        for i in 7..<9 { b.append(i) }
+        a.prepend(movingContentsOf: &b)
+        drained = []
+        while !a.isEmpty { drained.append(a.popFirst()) }
+        #expect(drained == [7, 8, 1, 2])
+        let bEmptied = b.isEmpty; #expect(bEmptied)
+    }
+
+    @Test func everyElementIsReleasedExactlyOnce() {
+        let before = Tracked.live.withLock { $0 }
+        do {
+            var queue = HandoffQueue<Tracked>()
+            var other = HandoffQueue<Tracked>()
+            for i in 0..<1000 { queue.append(Tracked(i)) }
+            for _ in 0..<400 { _ = queue.popFirst() }       // popped ones are released by the caller
+            for i in 0..<50 { other.append(Tracked(i)) }
+            queue.append(movingContentsOf: &other)
+            queue.removeAll()                                 // releases what is left
+            let emptied = queue.isEmpty; #expect(emptied)
+            for i in 0..<10 { queue.append(Tracked(i)) }      // reused after removeAll
+            #expect(Tracked.live.withLock { $0 } == before + 10)
+        } // deinit releases the last 10
+        #expect(Tracked.live.withLock { $0 } == before)
+    }
+
+}
