@@ -40,6 +40,7 @@ memcheck() {
   # --fair-sched=yes: valgrind runs one thread at a time; with its default lock a thread that
   # spins (the demo's teardown poster) can starve the thread it waits for for minutes.
   valgrind --tool=memcheck --fair-sched=yes --leak-check=full --show-leak-kinds=definite,indirect \
+    --suppressions=Scripts/valgrind-suppressions.supp \
     --errors-for-leak-kinds=definite --num-callers=30 --log-file="$log" "$@" > "$logdir/$name.out" 2>&1 || rc=$?
   tail -n 9 "$logdir/$name.out"
   local definite errors
