@@ -2,9 +2,19 @@ import Foundation
 @testable import PortRunLoopKit
 import Testing
 
-/// LockWord (through TracedMutex and InlineLock) and its ParkingLot: mutual exclusion under
+/// LockWord (directly and through TracedMutex) and its ParkingLot: mutual exclusion under
 /// contention, and that threads parked behind a held lock all get it once it is released.
 @Suite(.timeLimit(.minutes(1))) struct LockWordTests {
+    /// A LockWord in an object of its own, keyed by the object's address (as MessagePort keys the
+    /// word on its state by the state's address).
+    final class WordLock: @unchecked Sendable {
+        private let word = LockWord()
+        private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+        func lock() { word.lock(key: key) }
+        func unlock() { word.unlock(key: key) }
+        func withLock<R>(_ body: () -> R) -> R { lock(); defer { unlock() }; return body() }
+    }
+
     /// Runs `threads` threads that each call `body` `iterations` times, and joins them.
     private func hammer(threads: Int, iterations: Int, _ body: @escaping @Sendable () -> Void) {
         let group = DispatchGroup()
@@ -30,9 +40,9 @@ import Testing
         #expect(counter.withLock { $0 } == 200_000)
     }
 
-    @Test func inlineLockExcludesUnderContention() {
+    @Test func lockWordExcludesUnderContention() {
         final class Box: @unchecked Sendable {
-            let lock = InlineLock()
+            let lock = WordLock()
             var value = 0 // guarded by `lock`
         }
         let box = Box()
@@ -48,7 +58,7 @@ import Testing
         // The main test thread holds the lock while the others arrive: they spin, then park in
         // the parking lot. Each signals before it tries, so the release happens after they all
         // started trying (they may still be spinning: both paths end in the lock).
-        let lock = InlineLock()
+        let lock = WordLock()
         let acquired = Locked(0)
         let started = DispatchSemaphore(value: 0)
         let group = DispatchGroup()

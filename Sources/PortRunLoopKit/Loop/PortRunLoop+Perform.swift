@@ -20,12 +20,7 @@ extension PortRunLoop {
     /// `perform`: one lock, no allocation beyond the caller's closure, at most one signal per sleep.
     @discardableResult
     func enqueue(_ work: QueuedWork) -> Bool {
-        let (accepted, ring) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.isShutDown else { return (false, false) }
-            inbox.work.append(work)
-            workHint.pointee.store(true, ordering: .releasing)
-            return (true, inbox.takeRingDuty())
-        }
+        let (accepted, ring) = enqueueDeferringDoorbell(work)
         if ring { ringDoorbell() }
         return accepted
     }
@@ -38,9 +33,17 @@ extension PortRunLoop {
         inbox.withLock { inbox -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
             inbox.work.append(work)
-            workHint.pointee.store(true, ordering: .releasing)
-            return (true, inbox.takeRingDuty())
+            return (true, workArrivedLocked(&inbox))
         }
+    }
+
+    /// With `inbox` locked, after adding work (or a wake or stop request): raises ``workHint`` for
+    /// an owner that is spinning, and returns true when the caller must ring the doorbell (after
+    /// unlocking) because the owner is parked.
+    @inline(__always)
+    func workArrivedLocked(_ inbox: inout Inbox) -> Bool {
+        workHint.pointee.store(true, ordering: .releasing)
+        return inbox.takeRingDuty()
     }
 
     /// Runs `body` on the loop's thread and returns its value or rethrows its error; the Swift

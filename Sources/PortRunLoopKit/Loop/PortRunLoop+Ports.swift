@@ -75,8 +75,7 @@ extension PortRunLoop {
         ports.removeValue(forKey: ObjectIdentifier(port))?.changed()
         pendingPorts.removeAll { $0 === port }
         if discardingBuffered || !port.isValid {
-            port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
-            port.ownerBuffer.removeAll()
+            port.discardBuffered()
         } else {
             // Before detaching: once detached, another loop may take the port (and its buffer).
             port.requeueBuffered()
@@ -149,8 +148,7 @@ extension PortRunLoop {
         let (delegate, handler) = port.takeQueuedMessages()
         guard !port.ownerBuffer.isEmpty else { return false }
         guard port.gate.tryEnter() else {
-            port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
-            port.ownerBuffer.removeAll()
+            port.discardBuffered()
             return false
         }
         defer { port.gate.exit() }
@@ -161,8 +159,7 @@ extension PortRunLoop {
         } else {
             // Nobody to hand them to (no handler, delegate gone): dropped, and counted as such.
             // The source still fired, so the turn counts as having handled a source.
-            port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
-            port.ownerBuffer.removeAll()
+            port.discardBuffered()
             return true
         }
     }
@@ -179,7 +176,6 @@ extension PortRunLoop {
         // only ever grow, so a passed check stays valid until the registration changes.
         var checked: (registration: PortRegistration, generation: UInt)?
         var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
-        var messageHasPayload = false
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -201,8 +197,7 @@ extension PortRunLoop {
             // acquiring load suffices: this thread is already counted in the gate, so an
             // `invalidate()` racing with this check is ordered like one racing with `tryEnter`.
             if port.gate.isClosed {
-                port.ownerDiscardedCounter.increment(by: port.ownerBuffer.count)
-                port.ownerBuffer.removeAll()
+                port.discardBuffered()
                 break
             }
             let envelope = port.ownerBuffer.popFirst()
@@ -210,11 +205,10 @@ extension PortRunLoop {
             if let payload = envelope.payload {
                 message.components = payload.components
                 message.replyPort = payload.replyPort
-                messageHasPayload = true
-            } else if messageHasPayload {
+            } else if message.replyPort != nil || !message.components.isEmpty {
+                // A pure signal after a message that carried something.
                 message.components = []
                 message.replyPort = nil
-                messageHasPayload = false
             }
             deliver(message)
             port.deliveredCounter.increment()

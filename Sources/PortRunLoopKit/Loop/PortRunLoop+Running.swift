@@ -65,8 +65,7 @@ extension PortRunLoop {
         let ring = inbox.withLock { inbox -> Bool in
             guard inbox.runDepth > 0 else { return false }
             inbox.stopRequested = true
-            workHint.pointee.store(true, ordering: .releasing)
-            return inbox.takeRingDuty()
+            return workArrivedLocked(&inbox)
         }
         if ring { ringDoorbell() }
     }
@@ -78,8 +77,7 @@ extension PortRunLoop {
     public func wakeUp() {
         let ring = inbox.withLock { inbox -> Bool in
             inbox.wakePending = true
-            workHint.pointee.store(true, ordering: .releasing)
-            return inbox.takeRingDuty()
+            return workArrivedLocked(&inbox)
         }
         if ring { ringDoorbell() }
     }

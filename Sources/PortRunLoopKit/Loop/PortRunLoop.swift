@@ -199,8 +199,7 @@ extension PortRunLoop {
     ///
     /// Thread-safety: any thread; each thread gets its own loop.
     public static func forCurrentThread() throws(PortRunLoopError) -> PortRunLoop {
-        if System.isMainThread() { return mainLoop }
-        if let existing = existingForCurrentThread() { return existing }
+        if let existing = existingForCurrentThread() { return existing } // the main loop included
         let name = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread-\(pthread_self())"
         let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
         pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())

@@ -64,96 +64,85 @@ final class DeliveryLane: @unchecked Sendable {
     /// refused the work because it shut down (the entries were then counted as discarded and, for a
     /// synchronous post, settled).
     func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
-        enum Next { case nothing, ring, refused, call, dead }
-        let next = state.withLock { state -> Next in
+        let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
             if state.isDead { return .dead }
             state.entries.append(contentsOf: entries)
             counters.didEnqueue(entries.count)
-            if ticket != nil { return .call }
-            if state.drainPending { return .nothing }
-            state.drainPending = true
-            // Queued under the lane's lock: a later append that finds the drain pending returns at
-            // once, so the drain must already be on the loop's queue by then — otherwise a
-            // RunLoopThread.stop() or a thread exit in between could discard it (and the
-            // notification with it) although that post returned first. Found by the stress suite.
-            guard let ring = queueDrainLocked() else { return .refused }
-            return ring ? .ring : .nothing
+            if ticket != nil { return nil }
+            return ensureDrainQueuedLocked(&state)
         }
-        switch next {
-        case .nothing:
-            return true
-        case .ring:
-            loop.ringDoorbell()
-            return true
-        case .refused:
-            kill()
-            return false
-        case .call:
+        guard let after else {
             let call = LaneSyncCall(lane: self, ticket: ticket!)
             guard loop.enqueue(QueuedWork(modes: modes, kind: .call(call))) else {
                 kill()
                 return false
             }
             return true
-        case .dead:
+        }
+        if case .dead = after {
             counters.didRejectAtOnce(entries.count)
             if let ticket { ticket.post.entriesFinished(count: entries.count) }
-            return false
         }
+        return complete(after)
     }
 
     /// ``ThreadNotificationCenter/post(_:)``'s path: appends one asynchronous entry for each record of
-    /// `records` that matches `sender`, in order, under one lock, without building an
-    /// array. Returns the number appended, or nil when the lane is dead or the loop refused the drain
-    /// (the caller then ends the records, as with ``append(_:ticket:)``).
-    func appendPost(_ box: NotificationBox, to records: [ObserverRecord], sender: SenderKey, filtered: Bool) -> Int? {
-        enum Next { case nothing, ring, refused, dead }
-        var appended = 0
-        let next = state.withLock { state -> Next in
+    /// `records` that matches `sender`, in order, under one lock, without building an array.
+    /// Returns false when the lane is dead or the loop refused the drain (the caller then ends the
+    /// records, as with ``append(_:ticket:)``).
+    func appendPost(_ box: NotificationBox, to records: [ObserverRecord], sender: SenderKey, filtered: Bool) -> Bool {
+        let after = state.withLock { state -> AfterAppend in
             if state.isDead { return .dead }
             // No `record.isActive` here: it reads the record's gate, whose word the loop's thread
             // writes on every delivery, so checking it per post would bounce that cache line
             // between the two CPUs. An observation that ended is skipped (and counted as
             // discarded) at delivery by that same gate; ended ones leave the plan right away.
+            var appended = 0
             for record in records where !filtered || record.sender.matches(sender) {
                 state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
                 appended += 1
             }
-            guard appended > 0 else { return .nothing }
+            guard appended > 0 else { return .done }
             counters.didEnqueue(appended)
-            if state.drainPending { return .nothing }
-            state.drainPending = true
-            // Queued under the lane's lock, as in append(_:ticket:).
-            guard let ring = queueDrainLocked() else { return .refused }
-            return ring ? .ring : .nothing
+            return ensureDrainQueuedLocked(&state)
         }
-        switch next {
-        case .nothing:
-            return appended
-        case .ring:
-            loop.ringDoorbell()
-            return appended
-        case .refused:
-            kill()
-            return nil
-        case .dead:
-            return nil
-        }
+        return complete(after)
     }
 
-    /// With the lane's lock held: queues one drain in the lane's modes. Returns whether the caller
-    /// must ring the loop's doorbell (after unlocking), or nil when the loop refused the drain (it is
-    /// shut down: the caller kills the lane after unlocking). The work item carries a
-    /// ``DrainTicket`` whose deinit kills the lane if the loop later discards the drain unrun.
-    private func queueDrainLocked() -> Bool? {
+    /// What an append (or a drain) made under the lane's lock leaves to do after unlocking.
+    private enum AfterAppend { case done, ring, refused, dead }
+
+    /// With the lane's lock held: makes sure one drain is queued on the loop in the lane's modes
+    /// (`drainPending`). Returns `.ring` when the caller must ring the loop's doorbell after
+    /// unlocking, `.refused` when the loop is shut down (the caller kills the lane after unlocking).
+    ///
+    /// Queued under the lane's lock: a later append that finds the drain pending returns at once,
+    /// so the drain must already be on the loop's queue by then — otherwise a RunLoopThread.stop()
+    /// or a thread exit in between could discard it (and the notification with it) although that
+    /// post returned first. Found by the stress suite. The work item carries a ``DrainTicket``
+    /// whose deinit kills the lane if the loop later discards the drain unrun.
+    private func ensureDrainQueuedLocked(_ state: inout State) -> AfterAppend {
+        guard !state.drainPending else { return .done }
+        state.drainPending = true
         counters.didScheduleDrain()
         let ticket = DrainTicket(lane: self)
         let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .block { ticket.run() }))
         guard accepted else {
             ticket.disarm() // its deinit runs under our lock: it must not kill (the caller does)
-            return nil
+            return .refused
         }
-        return ring
+        return ring ? .ring : .done
+    }
+
+    /// After unlocking: rings the doorbell or kills the lane as `after` says. False when the lane
+    /// is dead (or was just killed).
+    private func complete(_ after: AfterAppend) -> Bool {
+        switch after {
+        case .done: return true
+        case .ring: loop.ringDoorbell(); return true
+        case .refused: kill(); return false
+        case .dead: return false
+        }
     }
 
     /// Loop thread. Delivers entries oldest first: with no ticket, what the owner buffer holds and
@@ -191,20 +180,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// Loop thread, owner buffer not empty: makes sure a drain is queued, so that a handler that runs
     /// the loop nested continues with the rest. False when the loop refused it (the lane was killed).
     private func ensureDrainPending() -> Bool {
-        let refused = state.withLock { state -> Bool in
-            guard !state.drainPending else { return false }
-            state.drainPending = true
-            return queueDrainLocked() == nil
-        }
-        if refused { kill() }
-        return !refused
+        complete(state.withLock { ensureDrainQueuedLocked(&$0) })
     }
 
     /// A synchronous post's drain: the owner buffer first, then one entry at a time under the lock,
     /// until `ticket`'s entries are all out.
     private func drainOneByOne(until ticket: SyncTicket?) {
         while true {
-            let next = state.withLock { state -> (entry: LaneEntry, refused: Bool)? in
+            let next = state.withLock { state -> (entry: LaneEntry, after: AfterAppend)? in
                 if let ticket, ticket.remainingInLane == 0 { return nil }
                 let entry: LaneEntry
                 if let buffered = ownerBuffer.popFirst() {
@@ -215,13 +198,12 @@ final class DeliveryLane: @unchecked Sendable {
                     entry = queued
                 }
                 entry.ticket?.remainingInLane -= 1
-                guard !(ownerBuffer.isEmpty && state.entries.isEmpty), !state.drainPending else { return (entry, false) }
-                state.drainPending = true
-                // Under the lock, as in append (this is the loop's own thread: it never rings).
-                return (entry, queueDrainLocked() == nil)
+                // Entries left behind: a nested run must find a drain to continue with.
+                guard !(ownerBuffer.isEmpty && state.entries.isEmpty) else { return (entry, .done) }
+                return (entry, ensureDrainQueuedLocked(&state))
             }
             guard let next else { return }
-            if next.refused { kill() }
+            _ = complete(next.after)
             deliver(next.entry)
         }
     }

@@ -27,7 +27,7 @@ extension ThreadNotificationCenter {
         var hasInline = false
         for group in plan.lanes {
             if group.lane.loop === current { hasInline = true; continue }
-            if group.lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender) == nil {
+            if !group.lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender) {
                 // The thread's loop shut down: its observations are over.
                 for record in group.records { record.end() }
             }

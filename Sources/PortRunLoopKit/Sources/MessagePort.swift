@@ -41,13 +41,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     private struct State: ~Copyable {
         // The first cache line (the state is allocated on lines of its own): everything a send
-        // touches, 58 bytes. The loop writes it once per batch (the swap of `queue`).
+        // touches, the lock included, 64 bytes. The loop takes it once per batch (the lock and the
+        // swap of `queue`), so a batch moves one line between the CPUs, as in the floor.
         var queue = HandoffQueue<Envelope>()
         var sent = 0
         var limit: Int
         var loop: PortRunLoop?
         var isValid = true
         var readyOnLoop = false
+        /// Guards everything in the state but itself (see ``MessagePort/lock()``).
+        let word = LockWord()
         // The second line: what the loop reads per batch and senders only when the queue is
         // full or a send fails, so a burst's sends do not lose the first line to these reads.
         var spaceWaiters = 0
@@ -59,14 +62,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     // Layout matters here (stored properties are laid out in declaration order). The loop's thread
     // writes the object's first cache line once per delivered message (`deliveredCounter`);
-    // senders read `lock` and `stateStorage` once per send. `cacheLinePadding` keeps the two at
+    // senders read `stateStorage` once per send. `cacheLinePadding` keeps the two at
     // least 64 bytes apart, so a burst does not bounce one cache line between the two CPUs on
     // every message (false sharing). `state` and `ownerBuffer` live on cache lines of their own
     // (``CacheLine``) for the same reason: the loop pops `ownerBuffer` per message.
 
     /// Delivered / discarded-by-the-loop counts, written by the loop's thread only.
     let deliveredCounter = OwnerCounter()
-    let ownerDiscardedCounter = SharedCounter()
+    private let ownerDiscardedCounter = SharedCounter()
     /// Decides whether a handler may start (closed by `invalidate`).
     let gate = DeliveryGate()
     /// Messages the loop has taken for delivery. Owner (loop) thread only; behind a pointer for
@@ -77,21 +80,29 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         unsafeMutableAddress { ownerBufferStorage }
     }
     private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    // Guards `state`. An ``InlineLock``: a send's lock and unlock are one inlined atomic each.
-    private let lock = InlineLock()
     // Senders waiting for room (the queue was full) sleep on `roomChanged` until `roomGeneration`
     // moves; whoever may have made room (the loop taking a batch, a raised limit, `invalidate`)
-    // bumps it with `lock` held and then broadcasts (``notifyRoomChanged()``). A waiter reads
-    // the generation with `lock` held before it sleeps, so it cannot miss a bump (an eventcount).
+    // bumps it with the lock held and then broadcasts (``notifyRoomChanged()``). A waiter reads
+    // the generation with the lock held before it sleeps, so it cannot miss a bump (an eventcount).
     private let roomChanged = ConditionLock()
     private let roomGeneration = Atomic<UInt>(0)
-    // Guarded by `lock`. Kept behind a pointer and reached through addressors, so that `send` and
+    // Guarded by its own `word` (``lock()``). Kept behind a pointer and reached through addressors, so that `send` and
     // the loop's delivery pay no dynamic exclusivity check (swift_beginAccess/endAccess, two TLS
     // look-ups each) per access: the lock, not the compiler, is what serializes access here.
     private let stateStorage: UnsafeMutablePointer<State>
     private var state: State {
         unsafeAddress { UnsafePointer(stateStorage) }
         unsafeMutableAddress { stateStorage }
+    }
+
+    // The lock that guards `state`: the ``LockWord`` on the state's first line (one inlined
+    // atomic to lock and one to unlock), keyed in the parking lot by the state's address.
+    @inline(__always) private func lock() { state.word.lock(key: stateStorage) }
+    @inline(__always) private func unlock() { state.word.unlock(key: stateStorage) }
+    @inline(__always) private func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 
     /// Makes a port with the given queue limit (at least 1).
@@ -113,10 +124,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread.
     public var queueLimit: Int {
-        get { lock.withLock { state.limit } }
+        get { withLock { state.limit } }
         set {
             precondition(newValue >= 1, "MessagePort.queueLimit must be at least 1, got \(newValue)")
-            lock.withLock { state.limit = newValue; notifyRoomChanged() }
+            withLock { state.limit = newValue; notifyRoomChanged() }
         }
     }
 
@@ -124,8 +135,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread; the delegate is called on the loop's thread only.
     public var delegate: (any MessagePortDelegate)? {
-        get { lock.withLock { state.delegate } }
-        set { lock.withLock { state.delegate = newValue } }
+        get { withLock { state.delegate } }
+        set { withLock { state.delegate = newValue } }
     }
 
     /// Sets a closure that receives messages instead of the delegate (the closure wins when both
@@ -133,7 +144,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread; the closure is called on the loop's thread only.
     public func setHandler(_ handler: (@Sendable (MessagePort.Message) -> Void)?) {
-        lock.withLock { state.handler = handler }
+        withLock { state.handler = handler }
     }
 
     /// False once ``invalidate()`` was called (or the port's loop shut down).
@@ -155,16 +166,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     @discardableResult
     public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil) -> Bool {
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
-        lock.lock()
+        lock()
         guard state.isValid else {
             state.rejected += 1
-            lock.unlock()
+            unlock()
             return false
         }
         if state.queue.count >= state.limit {
             guard waitForRoom(until: date) else {
                 state.rejected += 1
-                lock.unlock()
+                unlock()
                 return false
             }
         }
@@ -177,36 +188,35 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             state.readyOnLoop = true
             if loop.portBecameReady(self) { loopToRing = loop } // queued under our lock: see there
         }
-        lock.unlock()
+        unlock()
         loopToRing?.ringDoorbell()
         return true
     }
 
-    /// With `lock` held and the queue full: waits until there is room, the port is invalidated or
+    /// With the lock held and the queue full: waits until there is room, the port is invalidated or
     /// `date` passes. Returns true when there is room.
     private func waitForRoom(until date: Date) -> Bool {
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         let deadline = date.monotonicDeadline
         guard deadline > System.monotonicSeconds() else { return false }
         state.spaceWaiters += 1
         defer { state.spaceWaiters -= 1 }
         while state.isValid && state.queue.count >= state.limit {
             let seen = roomGeneration.load(ordering: .acquiring)
-            lock.unlock()
+            unlock()
             let changed = roomChanged.withLock { () -> Bool in
                 while roomGeneration.load(ordering: .acquiring) == seen {
                     if !roomChanged.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
                 }
                 return true
             }
-            lock.lock()
+            lock()
             if !changed { break }
         }
         return state.isValid && state.queue.count < state.limit
     }
 
-    /// With `lock` held: tells senders waiting for room to look again. Lock order: `lock`, then
-    /// `roomChanged` (a waiter never takes `lock` while it holds `roomChanged`).
+    /// With the lock held: tells senders waiting for room to look again. Lock order: the state's
+    /// lock, then `roomChanged` (a waiter never takes the state's lock while holding `roomChanged`).
     private func notifyRoomChanged() {
         roomGeneration.add(1, ordering: .releasing)
         roomChanged.withLock { roomChanged.broadcast() }
@@ -220,7 +230,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread, including from inside the port's own handler.
     public func invalidate() {
         guard gate.close() else { return }
-        let loop: PortRunLoop? = lock.withLock {
+        let loop: PortRunLoop? = withLock {
             state.isValid = false
             state.discarded += state.queue.count
             state.queue.removeAll()
@@ -243,7 +253,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     @discardableResult
     public func waitForRunningHandlers(timeout: Duration? = nil) -> Bool {
         let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
-        let inside = lock.withLock { state.loop?.isCurrentThread ?? false } && gate.handlersInFlight > 0
+        let inside = withLock { state.loop?.isCurrentThread ?? false } && gate.handlersInFlight > 0
         return gate.waitForHandlers(deadlineMonotonic: deadline, excludingCurrent: inside)
     }
 
@@ -268,7 +278,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread.
     public var statistics: Statistics {
-        lock.withLock {
+        withLock {
             Statistics(sent: state.sent, delivered: deliveredCounter.value, rejected: state.rejected,
                        discarded: state.discarded + ownerDiscardedCounter.value, queued: state.queue.count)
         }
@@ -279,7 +289,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Records that `loop` schedules this port; traps if another loop already does. Returns false
     /// for an invalidated port (nothing is scheduled).
     func attach(to loop: PortRunLoop) -> Bool {
-        let notify: Bool = lock.withLock {
+        let notify: Bool = withLock {
             guard state.isValid else { return false }
             if let current = state.loop {
                 precondition(current === loop,
@@ -294,32 +304,38 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             return false
         }
         if notify { loop.ringDoorbell() }
-        return lock.withLock { state.isValid }
+        return withLock { state.isValid }
     }
 
     /// Forgets `loop` (the port was removed from all its modes there).
     func detach(from loop: PortRunLoop) {
-        lock.withLock {
+        withLock {
             if state.loop === loop { state.loop = nil; state.readyOnLoop = false }
         }
     }
 
     /// Whether this port is currently attached to `loop`.
-    func isAttached(to loop: PortRunLoop) -> Bool { lock.withLock { state.loop === loop } }
+    func isAttached(to loop: PortRunLoop) -> Bool { withLock { state.loop === loop } }
 
     /// Owner thread: puts the messages the loop took but did not deliver (the port was removed from
     /// the running mode by a handler) back in front of the queue, where they count against the
     /// limit again; discards and counts them instead if the port was invalidated meanwhile.
     func requeueBuffered() {
         guard !ownerBuffer.isEmpty else { return }
-        lock.withLock {
+        withLock {
             if state.isValid {
                 state.queue.prepend(movingContentsOf: &ownerBuffer)
             } else {
-                state.discarded += ownerBuffer.count
-                ownerBuffer.removeAll()
+                discardBuffered()
             }
         }
+    }
+
+    /// Owner thread: drops the messages the loop took but will not deliver (the port was
+    /// invalidated, or nobody handles them), counting them as discarded.
+    func discardBuffered() {
+        ownerDiscardedCounter.increment(by: ownerBuffer.count)
+        ownerBuffer.removeAll()
     }
 
     /// Owner thread: moves queued messages to ``ownerBuffer`` and returns who handles them.
@@ -329,8 +345,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// each reabstraction thunk is a heap allocation (2 mallocs per batch, i.e. per message when
     /// messages arrive one at a time; see Docs/Benchmarks.md).
     func takeQueuedMessages() -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (MessagePort.Message) -> Void)?) {
-        lock.lock()
-        defer { lock.unlock() }
+        lock()
+        defer { unlock() }
         if !state.queue.isEmpty {
             // Usually the owner buffer is empty and the whole queue is handed over by swapping
             // buffers (no per-message copy, retain or release; both keep their capacity).

@@ -6,7 +6,7 @@ import Musl
 import Synchronization
 
 /// A mutual-exclusion lock in one 32-bit word, whose uncontended `lock` and `unlock` are one
-/// inlined atomic instruction each: the lock behind ``TracedMutex`` and ``InlineLock``, so every
+/// inlined atomic instruction each: the lock behind ``TracedMutex`` and a ``MessagePort``'s state, so every
 /// hot path (a send, a perform, a post) pays two atomics per lock instead of two calls into
 /// `pthread_mutex_lock`/`unlock` (through the PLT, a type dispatch and the same two atomics;
 /// 10 ns against 5 ns per pair, measured single-threaded on this project's VM).
@@ -56,28 +56,5 @@ struct LockWord: ~Copyable {
             if attempt >= 100 { sched_yield() }
         }
         ParkingLot.park(key: key) { word.exchange(2, ordering: .acquiring) == 0 }
-    }
-}
-
-/// A ``LockWord`` in an object of its own, for classes that want explicit `lock()`/`unlock()`.
-///
-/// Thread-safety: fully thread-safe; that is its purpose.
-final class InlineLock: @unchecked Sendable {
-    private let word = LockWord()
-
-    private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
-
-    /// Takes the lock, waiting if another thread holds it.
-    @inline(__always) func lock() { word.lock(key: key) }
-
-    /// Releases the lock; the calling thread must hold it.
-    @inline(__always) func unlock() { word.unlock(key: key) }
-
-    /// Runs `body` with the lock held.
-    @inline(__always)
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock()
-        defer { unlock() }
-        return try body()
     }
 }
