@@ -55,6 +55,26 @@ struct NotificationMetricsTests {
         #expect(m.enqueued == m.depth + m.delivered + m.coalesced + m.discarded)
     }
 
+    /// A post that reaches a queue whose loop already shut down is still counted: enqueued, and
+    /// discarded at once.
+    @Test func postsToAQueueWhoseLoopShutDownAreCountedAsDiscarded() throws {
+        let center = ThreadNotificationCenter()
+        let a = try RunLoopThread(name: "nm-dead")
+        let queue = center.queue(for: a.loop)
+        // Observed in a mode the loop never runs: the first post's drain waits there until the
+        // shutdown discards it, which ends the queue's lane.
+        let token = center.addObserver(forName: .notifTestA, on: a.loop, inModes: [RunLoop.Mode("nm.never-run")]) { _ in }
+        center.post(name: .notifTestA)
+        a.stop()
+        center.post(name: .notifTestA) // finds the lane dead
+        let m = queue.metrics
+        #expect(m.enqueued == 2)
+        #expect(m.discarded == 2)
+        #expect(m.depth == 0)
+        #expect(m.enqueued == m.depth + m.delivered + m.coalesced + m.discarded)
+        withExtendedLifetime(token) {}
+    }
+
     /// Metrics are read from another thread while deliveries run; reading never stops delivery and
     /// the counts only grow.
     @Test func readableFromAnyThreadDuringDelivery() throws {

@@ -91,8 +91,12 @@ final class DeliveryLane: @unchecked Sendable {
     /// Returns false when the lane is dead or the loop refused the drain (the caller then ends the
     /// records, as with ``append(_:ticket:)``).
     func appendPost(_ box: NotificationBox, to records: [ObserverRecord], sender: SenderKey, filtered: Bool) -> Bool {
+        var rejected = 0
         let after = state.withLock { state -> AfterAppend in
-            if state.isDead { return .dead }
+            if state.isDead {
+                rejected = records.count { !filtered || $0.sender.matches(sender) }
+                return .dead
+            }
             // No `record.isActive` here: it reads the record's gate, whose word the loop's thread
             // writes on every delivery, so checking it per post would bounce that cache line
             // between the two CPUs. An observation that ended is skipped (and counted as
@@ -106,6 +110,7 @@ final class DeliveryLane: @unchecked Sendable {
             counters.didEnqueue(appended)
             return ensureDrainQueuedLocked(&state)
         }
+        if rejected > 0 { counters.didRejectAtOnce(rejected) } // as append(_:ticket:) counts them
         return complete(after)
     }
 
