@@ -3,9 +3,14 @@ import Foundation
 import Synchronization
 
 /// One queued delivery: a notification for one observation.
+///
+/// The record is held unretained: its lane pins it (``DeliveryLane``, "Pins") from the moment the
+/// entry is appended until the drain that delivers it has finished, so neither the poster nor the
+/// loop thread touches the record's reference count per notification — a retain on one CPU and a
+/// release on the other would move the record's header between them on every post.
 struct LaneEntry: Sendable {
     let box: NotificationBox
-    let record: ObserverRecord
+    unowned(unsafe) let record: ObserverRecord
     /// Set when the entry belongs to a ``ThreadNotificationCenter/postAndWait(_:timeout:)``.
     let ticket: SyncTicket?
 }
@@ -30,6 +35,16 @@ struct LaneEntry: Sendable {
 /// If the loop shuts down, the drain it discards takes the lane down with it (``kill()``): queued
 /// entries are discarded and counted, later appends are refused.
 ///
+/// **Pins.** Entries do not retain their records. Instead, the first entry of a record in each batch
+/// retains it into `State.pins` (a record remembers, in `pinnedBatch`, the batch it was last pinned
+/// in; `batch` moves on whenever the pins are handed over). An asynchronous drain takes the pins with
+/// the entries and releases them when it returns: by then it has delivered its whole owner buffer
+/// (or discarded it, if the lane died), and a drain nested in one of its handlers returns before it
+/// does. A synchronous drain takes the pins when it empties the queue, and holds its own reference
+/// to the record it is delivering (a nested drain may release the pins meanwhile). So a record
+/// lives at least as long as any entry that names it, with one retain and one release per record
+/// per batch instead of one per notification.
+///
 /// Thread-safety: `@unchecked Sendable`; `state` is guarded by its mutex; drains run on the loop's
 /// thread only.
 final class DeliveryLane: @unchecked Sendable {
@@ -37,19 +52,40 @@ final class DeliveryLane: @unchecked Sendable {
     let modes: ModeSet
     private let counters: QueueCounters
 
-    private struct State {
-        var entries: Deque<LaneEntry> = []
+    private struct State: ~Copyable {
+        var entries = HandoffQueue<LaneEntry>()
+        /// The records the entries name (see "Pins"), each once per batch.
+        var pins: [ObserverRecord] = []
+        /// The current batch; compared with ``ObserverRecord/pinnedBatch``. Starts at 1 (a new record
+        /// holds 0).
+        var batch: UInt64 = 1
         var drainPending = false
         var isDead = false
+
+        /// Retains `record` for the entries about to name it, once per batch.
+        @inline(__always) mutating func pin(_ record: ObserverRecord) {
+            guard record.pinnedBatch != batch else { return }
+            record.pinnedBatch = batch
+            pins.append(record)
+        }
+
+        /// Hands the pins over to the caller (who releases them once the entries they cover are
+        /// delivered or discarded) and starts a new batch.
+        mutating func takePins(into other: inout [ObserverRecord]) {
+            batch &+= 1
+            guard !pins.isEmpty else { return }
+            if other.isEmpty { swap(&other, &pins) } else { other.append(contentsOf: pins); pins.removeAll() }
+        }
     }
 
     private let state = TracedMutex(State())
 
-    /// Entries an asynchronous drain took and has not delivered yet (oldest first). Loop thread only.
-    private var ownerBuffer: Deque<LaneEntry> = []
+    /// Entries an asynchronous drain took and has not delivered yet (oldest first). Loop thread only
+    /// (hence no dynamic exclusivity check).
+    @exclusivity(unchecked) private var ownerBuffer = HandoffQueue<LaneEntry>()
     /// Counts drains started (loop thread only): a batch that made sure a drain was pending knows
     /// a nested drain consumed that one when this moved.
-    private var drainsStarted = 0
+    @exclusivity(unchecked) private var drainsStarted = 0
 
     init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters) {
         self.loop = loop
@@ -66,7 +102,10 @@ final class DeliveryLane: @unchecked Sendable {
     func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
         let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
             if state.isDead { return .dead }
-            state.entries.append(contentsOf: entries)
+            for entry in entries {
+                state.pin(entry.record)
+                state.entries.append(entry)
+            }
             counters.didEnqueue(entries.count)
             if ticket != nil { return nil }
             return ensureDrainQueuedLocked(&state)
@@ -103,6 +142,7 @@ final class DeliveryLane: @unchecked Sendable {
             // discarded) at delivery by that same gate; ended ones leave the plan right away.
             var appended = 0
             for record in records where !filtered || record.sender.matches(sender) {
+                state.pin(record)
                 state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
                 appended += 1
             }
@@ -156,29 +196,50 @@ final class DeliveryLane: @unchecked Sendable {
     func drain(until ticket: SyncTicket?) {
         drainsStarted &+= 1
         guard ticket == nil else { return drainOneByOne(until: ticket) }
+        var pins: [ObserverRecord] = [] // released when this drain returns (see "Pins")
         let taken = state.withLock { state -> Int in
             state.drainPending = false
             let count = state.entries.count
             guard count > 0 else { return 0 }
-            if ownerBuffer.isEmpty {
-                swap(&ownerBuffer, &state.entries)
-            } else {
-                ownerBuffer.append(contentsOf: state.entries)
-                state.entries.removeAll(keepingCapacity: true)
-            }
+            ownerBuffer.append(movingContentsOf: &state.entries)
+            state.takePins(into: &pins)
             return count
         }
         if taken > 0 { counters.didDequeue(taken) }
         var pendingFor: Int? // the `drainsStarted` value when this drain last made sure of a pending drain
-        while let entry = ownerBuffer.popFirst() {
+        while !ownerBuffer.isEmpty {
+            let entry = ownerBuffer.popFirst()
             if !ownerBuffer.isEmpty && pendingFor != drainsStarted {
-                guard ensureDrainPending() else { return }
+                guard ensureDrainPending() else {
+                    // The loop shut down under us: what is left can never be delivered, and must
+                    // not outlive the pins this drain is about to release.
+                    discard(entry)
+                    discardOwnerBuffer()
+                    return
+                }
                 pendingFor = drainsStarted
             }
             if let ticket = entry.ticket {
                 state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
             }
             deliver(entry)
+        }
+        withExtendedLifetime(pins) {}
+    }
+
+    /// Loop thread, the lane is dead: discards what the owner buffer holds (counted, synchronous
+    /// posts settled).
+    private func discardOwnerBuffer() {
+        while !ownerBuffer.isEmpty { discard(ownerBuffer.popFirst()) }
+    }
+
+    /// Loop thread: counts `entry` as discarded without calling its handler, and settles its
+    /// synchronous post.
+    private func discard(_ entry: LaneEntry) {
+        counters.didDiscard()
+        if let ticket = entry.ticket {
+            state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
+            ticket.post.entriesFinished(count: 1)
         }
     }
 
@@ -190,27 +251,34 @@ final class DeliveryLane: @unchecked Sendable {
 
     /// A synchronous post's drain: the owner buffer first, then one entry at a time under the lock,
     /// until `ticket`'s entries are all out.
+    ///
+    /// An entry taken from the queue is pinned only by the queue's pins, which a drain nested in its
+    /// handler may take and release: the record is retained here while it is delivered.
     private func drainOneByOne(until ticket: SyncTicket?) {
+        var pins: [ObserverRecord] = [] // taken when this drain empties the queue; released on return
         while true {
             let next = state.withLock { state -> (entry: LaneEntry, after: AfterAppend)? in
                 if let ticket, ticket.remainingInLane == 0 { return nil }
                 let entry: LaneEntry
-                if let buffered = ownerBuffer.popFirst() {
-                    entry = buffered
+                if !ownerBuffer.isEmpty {
+                    entry = ownerBuffer.popFirst()
                 } else {
-                    guard let queued = state.entries.popFirst() else { return nil }
+                    guard !state.entries.isEmpty else { return nil }
+                    entry = state.entries.popFirst()
                     counters.didDequeue()
-                    entry = queued
+                    if state.entries.isEmpty { state.takePins(into: &pins) }
                 }
                 entry.ticket?.remainingInLane -= 1
                 // Entries left behind: a nested run must find a drain to continue with.
                 guard !(ownerBuffer.isEmpty && state.entries.isEmpty) else { return (entry, .done) }
                 return (entry, ensureDrainQueuedLocked(&state))
             }
-            guard let next else { return }
+            guard let next else { break }
             _ = complete(next.after)
-            deliver(next.entry)
+            let record: ObserverRecord = next.entry.record // a strong reference for the delivery
+            withExtendedLifetime(record) { deliver(next.entry) }
         }
+        withExtendedLifetime(pins) {}
     }
 
     private func deliver(_ entry: LaneEntry) {
@@ -232,16 +300,23 @@ final class DeliveryLane: @unchecked Sendable {
     /// The loop shut down: discards every entry (counted), refuses later appends, and settles the
     /// synchronous posts waiting on them. Idempotent.
     func kill() {
-        let dropped = state.withLock { state -> Deque<LaneEntry> in
+        var pins: [ObserverRecord] = []
+        var dropped = state.withLock { state -> HandoffQueue<LaneEntry> in
             state.isDead = true
-            let dropped = state.entries
-            state.entries.removeAll()
-            for entry in dropped { entry.ticket?.remainingInLane -= 1 }
+            var dropped = HandoffQueue<LaneEntry>()
+            dropped.swap(with: &state.entries)
+            state.takePins(into: &pins)
             counters.didDequeue(dropped.count)
             return dropped
         }
         counters.didDiscard(dropped.count)
-        for entry in dropped { entry.ticket?.post.entriesFinished(count: 1) }
+        // Settled and released outside the lock: releasing a notification may run arbitrary deinits.
+        while !dropped.isEmpty {
+            guard let ticket = dropped.popFirst().ticket else { continue }
+            state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
+            ticket.post.entriesFinished(count: 1)
+        }
+        withExtendedLifetime(pins) {}
     }
 }
 

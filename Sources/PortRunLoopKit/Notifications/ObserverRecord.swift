@@ -8,8 +8,9 @@ import Foundation
 /// `gate.exit()`. Ending the record closes the gate, so once ``end()`` returns no handler call
 /// starts; a call that already started finishes, and ``waitForRunningHandlers(deadline:)`` waits for it.
 ///
-/// Thread-safety: `@unchecked Sendable`; immutable apart from the gate (atomic) and the weak
-/// observer, which is loaded only on the loop's thread.
+/// Thread-safety: `@unchecked Sendable`; immutable apart from the gate (atomic), the weak
+/// observer, which is loaded only on the loop's thread, and `pinnedBatch`, guarded by the lane's
+/// lock.
 final class ObserverRecord: @unchecked Sendable {
     let sequence: UInt64
     let name: Notification.Name?
@@ -24,6 +25,9 @@ final class ObserverRecord: @unchecked Sendable {
     private let handler: @Sendable (AnyObject?, Notification) -> Void
     /// Called once when the record ends, to take it out of its center's tables.
     private let onEnd: @Sendable (ObserverRecord) -> Void
+    /// The batch of `lane` this record was last pinned in (``DeliveryLane``, "Pins"). Guarded by
+    /// `lane`'s lock.
+    var pinnedBatch: UInt64 = 0
 
     init(sequence: UInt64, name: Notification.Name?, sender: SenderFilter, loop: PortRunLoop, lane: DeliveryLane,
          observer: AnyObject?, handler: @escaping @Sendable (AnyObject?, Notification) -> Void,

@@ -22,18 +22,19 @@ extension ThreadNotificationCenter {
         let plan = plan(for: notification.name)
         guard !plan.records.isEmpty else { return }
         let sender = plan.filtersSender ? SenderKey(notification.object) : .none
-        let current = PortRunLoop.existingForCurrentThread()
         let box = NotificationBox(notification)
         var hasInline = false
         for group in plan.lanes {
-            if group.lane.loop === current { hasInline = true; continue }
+            // Asked per lane (usually one) rather than looking the thread's loop up: a comparison
+            // with `pthread_self()` instead of a thread-specific read per post.
+            if group.lane.loop.isCurrentThread { hasInline = true; continue }
             if !group.lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender) {
                 // The thread's loop shut down: its observations are over.
                 for record in group.records { record.end() }
             }
         }
         guard hasInline else { return }
-        for record in plan.records where record.loop === current && record.isActive
+        for record in plan.records where record.loop.isCurrentThread && record.isActive
             && (!plan.filtersSender || record.sender.matches(sender)) {
             _ = record.deliver(notification)
         }
