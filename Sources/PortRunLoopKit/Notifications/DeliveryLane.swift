@@ -10,9 +10,20 @@ import Synchronization
 /// release on the other would move the record's header between them on every post.
 struct LaneEntry: Sendable {
     let box: NotificationBox
-    unowned(unsafe) let record: ObserverRecord
+    let record: Unmanaged<ObserverRecord>
     /// Set when the entry belongs to a ``ThreadNotificationCenter/postAndWait(_:timeout:)``.
     let ticket: SyncTicket?
+
+    init(box: NotificationBox, record: Unmanaged<ObserverRecord>, ticket: SyncTicket?) {
+        self.box = box
+        self.record = record
+        self.ticket = ticket
+    }
+
+    /// An entry for `record`, which the caller keeps alive until the entry is appended (pinned).
+    init(box: NotificationBox, record: ObserverRecord, ticket: SyncTicket?) {
+        self.init(box: box, record: .passUnretained(record), ticket: ticket)
+    }
 }
 
 /// The cross-thread part of one thread's ``ThreadNotificationQueue`` for one set of run-loop modes:
@@ -63,10 +74,14 @@ final class DeliveryLane: @unchecked Sendable {
         var isDead = false
 
         /// Retains `record` for the entries about to name it, once per batch.
-        @inline(__always) mutating func pin(_ record: ObserverRecord) {
-            guard record.pinnedBatch != batch else { return }
-            record.pinnedBatch = batch
-            pins.append(record)
+        @inline(__always) mutating func pin(_ record: Unmanaged<ObserverRecord>) {
+            let batch = self.batch
+            let isPinned = record._withUnsafeGuaranteedRef { record in
+                guard record.pinnedBatch != batch else { return true }
+                record.pinnedBatch = batch
+                return false
+            }
+            if !isPinned { pins.append(record.takeUnretainedValue()) }
         }
 
         /// Hands the pins over to the caller (who releases them once the entries they cover are
@@ -129,11 +144,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// `records` that matches `sender`, in order, under one lock, without building an array.
     /// Returns false when the lane is dead or the loop refused the drain (the caller then ends the
     /// records, as with ``append(_:ticket:)``).
-    func appendPost(_ box: NotificationBox, to records: [ObserverRecord], sender: SenderKey, filtered: Bool) -> Bool {
+    func appendPost(_ box: NotificationBox, to records: [Unmanaged<ObserverRecord>], sender: SenderKey,
+                    filtered: Bool) -> Bool {
         var rejected = 0
         let after = state.withLock { state -> AfterAppend in
             if state.isDead {
-                rejected = records.count { !filtered || $0.sender.matches(sender) }
+                rejected = records.count { record in
+                    !filtered || record._withUnsafeGuaranteedRef { $0.sender.matches(sender) }
+                }
                 return .dead
             }
             // No `record.isActive` here: it reads the record's gate, whose word the loop's thread
@@ -141,7 +159,7 @@ final class DeliveryLane: @unchecked Sendable {
             // between the two CPUs. An observation that ended is skipped (and counted as
             // discarded) at delivery by that same gate; ended ones leave the plan right away.
             var appended = 0
-            for record in records where !filtered || record.sender.matches(sender) {
+            for record in records where !filtered || record._withUnsafeGuaranteedRef({ $0.sender.matches(sender) }) {
                 state.pin(record)
                 state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
                 appended += 1
@@ -275,7 +293,7 @@ final class DeliveryLane: @unchecked Sendable {
             }
             guard let next else { break }
             _ = complete(next.after)
-            let record: ObserverRecord = next.entry.record // a strong reference for the delivery
+            let record = next.entry.record.takeUnretainedValue() // a strong reference for the delivery
             withExtendedLifetime(record) { deliver(next.entry) }
         }
         withExtendedLifetime(pins) {}
@@ -283,7 +301,10 @@ final class DeliveryLane: @unchecked Sendable {
 
     private func deliver(_ entry: LaneEntry) {
         guard let ticket = entry.ticket else {
-            if entry.record.deliver(entry.box.notification) { counters.didDeliver() } else { counters.didDiscard() }
+            // Unretained: a pin or the synchronous drain keeps the record alive (see "Pins"), and
+            // a retain here would write the record's header on every delivery.
+            let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box) }
+            if delivered { counters.didDeliver() } else { counters.didDiscard() }
             return
         }
         let post = ticket.post
@@ -292,7 +313,7 @@ final class DeliveryLane: @unchecked Sendable {
             post.entriesFinished(count: 1)
             return
         }
-        let delivered = entry.record.deliver(entry.box.notification)
+        let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box) }
         if delivered { counters.didDeliver() } else { counters.didDiscard() }
         post.deliveryFinished(delivered: delivered)
     }

@@ -14,7 +14,9 @@ final class DispatchPlan: Sendable {
     /// The observations of one lane, in registration order.
     struct LaneGroup: Sendable {
         let lane: DeliveryLane
-        let records: [ObserverRecord]
+        /// Kept alive by the plan's `records`; unmanaged so that a post walks them without a
+        /// retain and a release per observation.
+        let records: [Unmanaged<ObserverRecord>]
     }
 
     let name: Notification.Name
@@ -38,7 +40,8 @@ final class DispatchPlan: Sendable {
         }
         var groups: [LaneGroup] = []
         for record in merged where !groups.contains(where: { $0.lane === record.lane }) {
-            groups.append(LaneGroup(lane: record.lane, records: merged.filter { $0.lane === record.lane }))
+            let ofLane = merged.filter { $0.lane === record.lane }.map { Unmanaged.passUnretained($0) }
+            groups.append(LaneGroup(lane: record.lane, records: ofLane))
         }
         self.name = name
         self.records = merged

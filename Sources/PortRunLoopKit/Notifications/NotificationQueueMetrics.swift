@@ -74,14 +74,16 @@ public struct NotificationQueueMetrics: Sendable, Equatable, CustomStringConvert
 ///
 /// Thread-safety: fully thread-safe.
 final class QueueCounters: Sendable {
-    // Written per post, by the posting threads.
-    private let depth = Atomic<Int>(0)
-    private let highWater = Atomic<Int>(0)
+    // Written per post, by the posting threads. The depth is not kept: it is `enqueued - dequeued`,
+    // so a post does one read-modify-write here instead of two, and never writes the line the loop
+    // writes when it takes a batch.
     private let enqueued = Atomic<Int>(0)
+    private let highWater = Atomic<Int>(0)
     // Keeps the loop's per-delivery counters below off the posters' cache line (stored properties
     // are laid out in declaration order), so a burst does not bounce one line between the CPUs.
     private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
     // Written per delivery (or per batch), by the loop's thread.
+    private let dequeued = Atomic<Int>(0)
     private let delivered = Atomic<Int>(0)
     private let coalesced = Atomic<Int>(0)
     private let discarded = Atomic<Int>(0)
@@ -90,8 +92,7 @@ final class QueueCounters: Sendable {
     /// `count` entries joined the queue.
     func didEnqueue(_ count: Int) {
         guard count > 0 else { return }
-        enqueued.add(count, ordering: .relaxed)
-        let now = depth.add(count, ordering: .relaxed).newValue
+        let now = enqueued.add(count, ordering: .relaxed).newValue - dequeued.load(ordering: .relaxed)
         var seen = highWater.load(ordering: .relaxed)
         while now > seen {
             let (exchanged, original) = highWater.weakCompareExchange(
@@ -104,11 +105,12 @@ final class QueueCounters: Sendable {
     /// `count` entries were accepted and dropped at once (their queue is dead).
     func didRejectAtOnce(_ count: Int) {
         enqueued.add(count, ordering: .relaxed)
+        dequeued.add(count, ordering: .relaxed)
         discarded.add(count, ordering: .relaxed)
     }
 
     /// `count` entries left the queue (they are then delivered, coalesced or discarded).
-    func didDequeue(_ count: Int = 1) { depth.subtract(count, ordering: .relaxed) }
+    func didDequeue(_ count: Int = 1) { dequeued.add(count, ordering: .relaxed) }
 
     func didDeliver(_ count: Int = 1) { delivered.add(count, ordering: .relaxed) }
     func didCoalesce(_ count: Int = 1) { coalesced.add(count, ordering: .relaxed) }
@@ -118,13 +120,18 @@ final class QueueCounters: Sendable {
     /// `.now` posts and coalesced-on-arrival posts: counted as enqueued and settled at once.
     func didSettleAtOnce(delivered wasDelivered: Bool) {
         enqueued.add(1, ordering: .relaxed)
+        dequeued.add(1, ordering: .relaxed)
         if wasDelivered { delivered.add(1, ordering: .relaxed) } else { coalesced.add(1, ordering: .relaxed) }
     }
 
     var snapshot: NotificationQueueMetrics {
-        NotificationQueueMetrics(
-            depth: depth.load(ordering: .relaxed), highWaterMark: highWater.load(ordering: .relaxed),
-            enqueued: enqueued.load(ordering: .relaxed), delivered: delivered.load(ordering: .relaxed),
+        // `dequeued` first: an entry is enqueued before it is dequeued, so the depth read this way
+        // is never below the true depth at the first load (and never negative).
+        let left = dequeued.load(ordering: .acquiring)
+        let entered = enqueued.load(ordering: .acquiring)
+        return NotificationQueueMetrics(
+            depth: max(0, entered - left), highWaterMark: highWater.load(ordering: .relaxed),
+            enqueued: entered, delivered: delivered.load(ordering: .relaxed),
             coalesced: coalesced.load(ordering: .relaxed), discarded: discarded.load(ordering: .relaxed),
             drainsScheduled: drains.load(ordering: .relaxed))
     }

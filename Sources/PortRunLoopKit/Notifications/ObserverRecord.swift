@@ -61,10 +61,20 @@ final class ObserverRecord: @unchecked Sendable {
     /// Loop thread only: calls the handler unless the observation ended (or its observer object is
     /// gone, which ends it). Returns true when the handler was called.
     func deliver(_ notification: Notification) -> Bool {
+        callHandler { handler($0, notification) }
+    }
+
+    /// ``deliver(_:)`` for a queued entry's notification, read in place (not copied out first).
+    func deliver(_ box: NotificationBox) -> Bool {
+        callHandler { handler($0, box.notification) }
+    }
+
+    @inline(__always)
+    private func callHandler(_ call: (AnyObject?) -> Void) -> Bool {
         guard gate.tryEnter() else { return false }
         defer { gate.exit() }
         guard let observer else {
-            handler(nil, notification)
+            call(nil)
             return true
         }
         // A strong reference for the duration of the call: the object cannot be deallocated while
@@ -74,7 +84,7 @@ final class ObserverRecord: @unchecked Sendable {
             end()
             return false
         }
-        handler(object, notification)
+        call(object)
         return true
     }
 

@@ -30,7 +30,7 @@ extension ThreadNotificationCenter {
             if group.lane.loop.isCurrentThread { hasInline = true; continue }
             if !group.lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender) {
                 // The thread's loop shut down: its observations are over.
-                for record in group.records { record.end() }
+                for record in group.records { record.takeUnretainedValue().end() }
             }
         }
         guard hasInline else { return }
