@@ -72,7 +72,7 @@ struct LanePinTests {
         weak var weakTracked: Tracked?
         let token = NotifBox<NotificationObservation?>(nil)
         let calls = NotifCountdown()
-        let nestedReturned = NotifBox(false)
+        let nestedReturned = Signal()
         do {
             let tracked = Tracked()
             weakTracked = tracked
@@ -82,7 +82,7 @@ struct LanePinTests {
                 observation.remove()
                 token.value = nil // now only the lane's pins name the observation
                 _ = loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false)
-                nestedReturned.value = true
+                nestedReturned.fire()
             }
         }
         let otherCalls = NotifCountdown()
@@ -99,10 +99,11 @@ struct LanePinTests {
         let poster = notifSpawn("pin-poster") { _ = try? center.postAndWait(name: .notifTestB) }
         #expect(poster.wait(seconds: 60))
         releaseC.fire()
+        // Not a barrier call alone: the nested run would serve it before the handler returns.
+        #expect(nestedReturned.wait())
         try a.loop.performAndWait { }
         #expect(calls.value == 1)
         #expect(otherCalls.value == 1)
-        #expect(nestedReturned.value)
         let m = queue.metrics
         #expect(m.delivered == 2)
         #expect(m.discarded == 0)
