@@ -12,10 +12,10 @@ import Foundation
 /// Thread-safety: `Sendable`; immutable.
 final class DispatchPlan: Sendable {
     /// The observations of one lane, in registration order.
+    /// Its lane and records are kept alive by the plan's `records` (a record holds its lane), and
+    /// held unmanaged so that a post walks them without a retain and a release each.
     struct LaneGroup: Sendable {
-        let lane: DeliveryLane
-        /// Kept alive by the plan's `records`; unmanaged so that a post walks them without a
-        /// retain and a release per observation.
+        let lane: Unmanaged<DeliveryLane>
         let records: [Unmanaged<ObserverRecord>]
     }
 
@@ -39,9 +39,9 @@ final class DispatchPlan: Sendable {
             }
         }
         var groups: [LaneGroup] = []
-        for record in merged where !groups.contains(where: { $0.lane === record.lane }) {
+        for record in merged where !groups.contains(where: { $0.lane.toOpaque() == Unmanaged.passUnretained(record.lane).toOpaque() }) {
             let ofLane = merged.filter { $0.lane === record.lane }.map { Unmanaged.passUnretained($0) }
-            groups.append(LaneGroup(lane: record.lane, records: ofLane))
+            groups.append(LaneGroup(lane: .passUnretained(record.lane), records: ofLane))
         }
         self.name = name
         self.records = merged

@@ -24,13 +24,19 @@ extension ThreadNotificationCenter {
         let sender = plan.filtersSender ? SenderKey(notification.object) : .none
         let box = NotificationBox(notification)
         var hasInline = false
-        for group in plan.lanes {
-            // Asked per lane (usually one) rather than looking the thread's loop up: a comparison
-            // with `pthread_self()` instead of a thread-specific read per post.
-            if group.lane.loop.isCurrentThread { hasInline = true; continue }
-            if !group.lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender) {
-                // The thread's loop shut down: its observations are over.
-                for record in group.records { record.takeUnretainedValue().end() }
+        plan.lanes.withUnsafeBufferPointer { groups in
+            for group in groups {
+                let appended = group.lane._withUnsafeGuaranteedRef { lane -> Bool? in
+                    // Asked per lane (usually one) rather than looking the thread's loop up: a
+                    // comparison with `pthread_self()` instead of a thread-specific read per post.
+                    if lane.loop.isCurrentThread { return nil }
+                    return lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender)
+                }
+                guard let appended else { hasInline = true; continue }
+                if !appended {
+                    // The thread's loop shut down: its observations are over.
+                    for record in group.records { record.takeUnretainedValue().end() }
+                }
             }
         }
         guard hasInline else { return }
