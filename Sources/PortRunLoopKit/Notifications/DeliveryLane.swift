@@ -148,13 +148,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// Returns false when the lane is dead or the loop refused the drain (the caller then ends the
     /// records, as with ``append(_:ticket:)``).
     func appendPost(_ box: NotificationBox, to records: [Unmanaged<ObserverRecord>], sender: SenderKey,
-                    filtered: Bool) -> Bool {
+                    checkSender: Bool) -> Bool {
+        func accepts(_ record: Unmanaged<ObserverRecord>) -> Bool {
+            record._withUnsafeGuaranteedRef { $0.accepts(sender, checkSender: checkSender) }
+        }
         var rejected = 0
         let after = state.withLock { state -> AfterAppend in
             if state.isDead {
-                rejected = records.count { record in
-                    !filtered || record._withUnsafeGuaranteedRef { $0.sender.matches(sender) }
-                }
+                rejected = records.count(where: accepts)
                 return .dead
             }
             // No `record.isActive` here: it reads the record's gate, whose word the loop's thread
@@ -162,7 +163,7 @@ final class DeliveryLane: @unchecked Sendable {
             // between the two CPUs. An observation that ended is skipped (and counted as
             // discarded) at delivery by that same gate; ended ones leave the plan right away.
             var appended = 0
-            for record in records where !filtered || record._withUnsafeGuaranteedRef({ $0.sender.matches(sender) }) {
+            for record in records where accepts(record) {
                 state.pin(record)
                 state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
                 appended += 1
@@ -249,7 +250,8 @@ final class DeliveryLane: @unchecked Sendable {
         }
     }
 
-    /// Loop thread: releases a drain's pins and keeps the array's storage for the next drain.
+    /// Loop thread: releases a drain's pins (taken from `sparePins` when the drain started) and keeps
+    /// the array's storage for the next drain.
     private func releasePins(_ pins: inout [ObserverRecord]) {
         pins.removeAll(keepingCapacity: true)
         swap(&pins, &sparePins)
@@ -265,10 +267,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// synchronous post.
     private func discard(_ entry: LaneEntry) {
         counters.didDiscard()
-        if let ticket = entry.ticket {
-            state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
-            ticket.post.entriesFinished(count: 1)
-        }
+        if let ticket = entry.ticket { settleUndelivered(ticket) }
+    }
+
+    /// Any thread, the lane's lock not held: one entry of `ticket`'s synchronous post left this
+    /// lane without a delivery.
+    private func settleUndelivered(_ ticket: SyncTicket) {
+        state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
+        ticket.post.entriesFinished(count: 1)
     }
 
     /// Loop thread, owner buffer not empty: makes sure a drain is queued, so that a handler that runs
@@ -284,6 +290,8 @@ final class DeliveryLane: @unchecked Sendable {
     /// handler may take and release: the record is retained here while it is delivered.
     private func drainOneByOne(until ticket: SyncTicket?) {
         var pins: [ObserverRecord] = [] // taken when this drain empties the queue; released on return
+        swap(&pins, &sparePins)
+        defer { releasePins(&pins) }
         while true {
             let next = state.withLock { state -> (entry: LaneEntry, after: AfterAppend)? in
                 if let ticket, ticket.remainingInLane == 0 { return nil }
@@ -301,12 +309,11 @@ final class DeliveryLane: @unchecked Sendable {
                 guard !(ownerBuffer.isEmpty && state.entries.isEmpty) else { return (entry, .done) }
                 return (entry, ensureDrainQueuedLocked(&state))
             }
-            guard let next else { break }
+            guard let next else { return }
             _ = complete(next.after)
             let record = next.entry.record.takeUnretainedValue() // a strong reference for the delivery
             withExtendedLifetime(record) { deliver(next.entry) }
         }
-        withExtendedLifetime(pins) {}
     }
 
     private func deliver(_ entry: LaneEntry) {
@@ -343,9 +350,7 @@ final class DeliveryLane: @unchecked Sendable {
         counters.didDiscard(dropped.count)
         // Settled and released outside the lock: releasing a notification may run arbitrary deinits.
         while !dropped.isEmpty {
-            guard let ticket = dropped.popFirst().ticket else { continue }
-            state.withLock { _ in ticket.remainingInLane -= 1 } // guarded by the lane's lock
-            ticket.post.entriesFinished(count: 1)
+            if let ticket = dropped.popFirst().ticket { settleUndelivered(ticket) }
         }
         withExtendedLifetime(pins) {}
     }

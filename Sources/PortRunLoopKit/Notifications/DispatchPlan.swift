@@ -12,11 +12,20 @@ import Foundation
 /// Thread-safety: `Sendable`; immutable.
 final class DispatchPlan: Sendable {
     /// The observations of one lane, in registration order.
+    ///
     /// Its lane and records are kept alive by the plan's `records` (a record holds its lane), and
     /// held unmanaged so that a post walks them without a retain and a release each.
     struct LaneGroup: Sendable {
         let lane: Unmanaged<DeliveryLane>
         let records: [Unmanaged<ObserverRecord>]
+
+        /// Whether the lane's loop is the calling thread's (its observers are then called inline).
+        var isOnCurrentThread: Bool { lane._withUnsafeGuaranteedRef { $0.loop.isCurrentThread } }
+
+        /// ``DeliveryLane/appendPost(_:to:sender:checkSender:)`` for this group's records.
+        func appendPost(_ box: NotificationBox, sender: SenderKey, checkSender: Bool) -> Bool {
+            lane._withUnsafeGuaranteedRef { $0.appendPost(box, to: records, sender: sender, checkSender: checkSender) }
+        }
     }
 
     let name: Notification.Name
@@ -51,6 +60,6 @@ final class DispatchPlan: Sendable {
 
     /// The observations a post from `sender` is for right now, in registration order.
     func matching(_ sender: SenderKey) -> [ObserverRecord] {
-        records.filter { $0.isActive && (!filtersSender || $0.sender.matches(sender)) }
+        records.filter { $0.isActive && $0.accepts(sender, checkSender: filtersSender) }
     }
 }

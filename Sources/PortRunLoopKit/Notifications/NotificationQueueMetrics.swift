@@ -125,8 +125,8 @@ final class QueueCounters: Sendable {
     }
 
     var snapshot: NotificationQueueMetrics {
-        // `dequeued` first: an entry is enqueued before it is dequeued, so the depth read this way
-        // is never below the true depth at the first load (and never negative).
+        // `dequeued` first: every entry counted there was counted in `enqueued` before, so reading
+        // `enqueued` second cannot give a smaller number (the `max` is belt and braces).
         let left = dequeued.load(ordering: .acquiring)
         let entered = enqueued.load(ordering: .acquiring)
         return NotificationQueueMetrics(

@@ -46,9 +46,10 @@ final class ObserverRecord: @unchecked Sendable {
     /// False once the observation ended.
     var isActive: Bool { !gate.isClosed }
 
-    /// Whether a notification with `name` from `sender` is for this observation.
-    @inline(__always) func matches(name postedName: Notification.Name, sender key: SenderKey) -> Bool {
-        (name == nil || name == postedName) && sender.matches(key)
+    /// Whether a post from `key` passes this observation's sender filter. With `checkSender` false
+    /// (no observation of the post's plan filters on the sender) the filter is not consulted.
+    @inline(__always) func accepts(_ key: SenderKey, checkSender: Bool) -> Bool {
+        !checkSender || sender.matches(key)
     }
 
     /// Ends the observation: no handler call starts once this returns. Idempotent; any thread,
@@ -58,23 +59,14 @@ final class ObserverRecord: @unchecked Sendable {
         onEnd(self)
     }
 
-    /// Loop thread only: calls the handler unless the observation ended (or its observer object is
-    /// gone, which ends it). Returns true when the handler was called.
-    func deliver(_ notification: Notification) -> Bool {
-        callHandler { handler($0, notification) }
-    }
-
-    /// ``deliver(_:)`` for a queued entry's notification, read in place (not copied out first).
+    /// Loop thread only: calls the handler with the boxed notification (read in place, not copied
+    /// out) unless the observation ended (or its observer object is gone, which ends it). Returns
+    /// true when the handler was called.
     func deliver(_ box: NotificationBox) -> Bool {
-        callHandler { handler($0, box.notification) }
-    }
-
-    @inline(__always)
-    private func callHandler(_ call: (AnyObject?) -> Void) -> Bool {
         guard gate.tryEnter() else { return false }
         defer { gate.exit() }
         guard let observer else {
-            call(nil)
+            handler(nil, box.notification)
             return true
         }
         // A strong reference for the duration of the call: the object cannot be deallocated while
@@ -84,7 +76,7 @@ final class ObserverRecord: @unchecked Sendable {
             end()
             return false
         }
-        call(object)
+        handler(object, box.notification)
         return true
     }
 

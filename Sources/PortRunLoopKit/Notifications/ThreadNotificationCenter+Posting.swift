@@ -26,14 +26,10 @@ extension ThreadNotificationCenter {
         var hasInline = false
         plan.lanes.withUnsafeBufferPointer { groups in
             for group in groups {
-                let appended = group.lane._withUnsafeGuaranteedRef { lane -> Bool? in
-                    // Asked per lane (usually one) rather than looking the thread's loop up: a
-                    // comparison with `pthread_self()` instead of a thread-specific read per post.
-                    if lane.loop.isCurrentThread { return nil }
-                    return lane.appendPost(box, to: group.records, sender: sender, filtered: plan.filtersSender)
-                }
-                guard let appended else { hasInline = true; continue }
-                if !appended {
+                // Asked per lane (usually one) rather than looking the thread's loop up: a
+                // comparison with `pthread_self()` instead of a thread-specific read per post.
+                if group.isOnCurrentThread { hasInline = true; continue }
+                if !group.appendPost(box, sender: sender, checkSender: plan.filtersSender) {
                     // The thread's loop shut down: its observations are over.
                     for record in group.records { record.takeUnretainedValue().end() }
                 }
@@ -41,8 +37,8 @@ extension ThreadNotificationCenter {
         }
         guard hasInline else { return }
         for record in plan.records where record.loop.isCurrentThread && record.isActive
-            && (!plan.filtersSender || record.sender.matches(sender)) {
-            _ = record.deliver(notification)
+            && record.accepts(sender, checkSender: plan.filtersSender) {
+            _ = record.deliver(box)
         }
     }
 
@@ -116,9 +112,9 @@ extension ThreadNotificationCenter {
                 groups.append((record.lane, [record]))
             }
         }
+        let box = NotificationBox(notification)
         var waitFor: SynchronousPost?
         if !groups.isEmpty {
-            let box = NotificationBox(notification)
             let remote = groups.reduce(0) { $0 + $1.records.count }
             let post = synchronous ? SynchronousPost(deliveries: remote, waiter: current) : nil
             for group in groups {
@@ -132,7 +128,7 @@ extension ThreadNotificationCenter {
             waitFor = post
         }
         var delivered = 0
-        for record in inline where record.deliver(notification) { delivered += 1 }
+        for record in inline where record.deliver(box) { delivered += 1 }
         if let waitFor { delivered += try waitFor.waitForCompletion(deadline: deadline) }
         return delivered
     }

@@ -14,11 +14,8 @@ actor StressPinnedActor {
     /// Records the call like a `performAndWait` body; a run off the loop's thread is a violation
     /// unless the loop was shut down (executor jobs fail over, in order, instead of being lost).
     func record(producer: Int, seq: UInt32, round: StressRound) -> UInt32 {
-        if !consumer.loop.isCurrentThread && !consumer.loop.isShutDown {
-            round.runtimeViolation("actor job p\(producer) seq \(seq) ran off c\(consumer.id)'s thread while its loop was alive")
-        }
-        consumer.called.withLock { $0[producer].append(seq) }
-        return seq &* 2 &+ 1
+        consumer.recordAsyncCall("actor job", producer: producer, seq: seq, round: round,
+                                 allowedOffThread: consumer.loop.isShutDown)
     }
 }
 
@@ -42,49 +39,59 @@ extension StressProducer {
     }
 
     mutating func submit(seq: UInt32) {
-        let consumer = round.pickConsumer(rng: &rng)
-        let producer = index
-        let round = self.round
-        note("submit seq \(seq) on c\(consumer.id)")
-        let result = awaitOnThisThread { [consumer] in
-            try await consumer.loop.submit { () -> UInt32 in
-                if !consumer.loop.isCurrentThread {
-                    round.runtimeViolation("submit p\(producer) seq \(seq) ran off c\(consumer.id)'s thread")
-                }
-                consumer.called.withLock { $0[producer].append(seq) }
-                return seq &* 2 &+ 1
+        asyncCall("submit", seq: seq) { consumer, producer, round in
+            try await consumer.loop.submit {
+                consumer.recordAsyncCall("submit", producer: producer, seq: seq, round: round, allowedOffThread: false)
             }
         }
-        let outcome: StressProducerLog.CallOutcome
-        switch result {
-        case .success(let value):
-            outcome = value == seq &* 2 &+ 1 ? .returned : .other("submit returned a wrong value \(value)")
-        case .failure(PortRunLoopError.loopShutDown):
-            outcome = .shutDown
-            if !consumer.retiring.load(ordering: .sequentiallyConsistent) {
-                log.shutDownWhileAlive.append("submit seq \(seq) to c\(consumer.id) failed with loopShutDown although the consumer was not retiring")
-            }
-        case .failure(let error):
-            outcome = .other("submit failed unexpectedly: \(error)")
-        }
-        log.calls[consumer.id, default: []].append((seq, outcome))
         log.submits += 1
     }
 
     mutating func actorHop(seq: UInt32) {
+        asyncCall("actor hop", seq: seq) { consumer, producer, round in
+            await StressPinnedActor(consumer: consumer).record(producer: producer, seq: seq, round: round)
+        }
+        log.actorHops += 1
+    }
+
+    /// Runs one async call (`what`) on a picked consumer and logs its outcome for the verifier: it
+    /// must return `seq * 2 + 1` (the body ran once), or fail with `loopShutDown` only while that
+    /// consumer is retiring.
+    private mutating func asyncCall(
+        _ what: String, seq: UInt32,
+        _ call: @escaping @Sendable (StressConsumer, Int, StressRound) async throws -> UInt32
+    ) {
         let consumer = round.pickConsumer(rng: &rng)
         let producer = index
         let round = self.round
-        note("actor hop seq \(seq) to c\(consumer.id)")
-        let result = awaitOnThisThread { [consumer] in
-            await StressPinnedActor(consumer: consumer).record(producer: producer, seq: seq, round: round)
-        }
+        note("\(what) seq \(seq) on c\(consumer.id)")
+        let result = awaitOnThisThread { [consumer] in try await call(consumer, producer, round) }
         let outcome: StressProducerLog.CallOutcome
         switch result {
-        case .success(let value): outcome = value == seq &* 2 &+ 1 ? .returned : .other("actor hop returned a wrong value \(value)")
-        case .failure(let error): outcome = .other("actor hop failed: \(error)")
+        case .success(let value):
+            outcome = value == seq &* 2 &+ 1 ? .returned : .other("\(what) returned a wrong value \(value)")
+        case .failure(PortRunLoopError.loopShutDown):
+            outcome = .shutDown
+            if !consumer.retiring.load(ordering: .sequentiallyConsistent) {
+                log.shutDownWhileAlive.append("\(what) seq \(seq) to c\(consumer.id) failed with loopShutDown although the consumer was not retiring")
+            }
+        case .failure(let error):
+            outcome = .other("\(what) failed unexpectedly: \(error)")
         }
         log.calls[consumer.id, default: []].append((seq, outcome))
-        log.actorHops += 1
+    }
+}
+
+extension StressConsumer {
+    /// The body of an async call (`what`): records it like a `performAndWait` body and returns
+    /// `seq * 2 + 1`. Running off this consumer's thread is a violation unless `allowedOffThread`
+    /// (asked only then).
+    func recordAsyncCall(_ what: String, producer: Int, seq: UInt32, round: StressRound,
+                         allowedOffThread: @autoclosure () -> Bool) -> UInt32 {
+        if !loop.isCurrentThread && !allowedOffThread() {
+            round.runtimeViolation("\(what) p\(producer) seq \(seq) ran off c\(id)'s thread")
+        }
+        called.withLock { $0[producer].append(seq) }
+        return seq &* 2 &+ 1
     }
 }
