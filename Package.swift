@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -18,11 +19,15 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // epoll(7) and eventfd(2) for Support/System.swift (the Glibc module exports neither).
+        .systemLibrary(name: "CLinux", path: "CLinux"),
         .target(
             name: "PortRunLoopKit",
             dependencies: [
                 "CLibEvent",
+                "CLinux",
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

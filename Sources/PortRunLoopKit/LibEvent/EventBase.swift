@@ -1,15 +1,26 @@
 internal import CLibEvent
 
-/// Owns one `event_base` (`event_base_new` / `event_base_free`).
+/// Owns one `event_base` (`event_base_new_with_config` / `event_base_free`).
 ///
-/// Thread-safety: owner thread only, except that ``LoopEvent/activate()`` on events of this base may
-/// be called from any thread (libevent's pthread locking makes `event_active` safe).
+/// The base is made with `EVENT_BASE_FLAG_NOLOCK`: every libevent call on it and its events happens
+/// on the loop's own thread (other threads wake the loop through its ``Doorbell``, an eventfd they
+/// write without calling libevent), so libevent's base lock and its internal notify fd would only
+/// add a lock round trip to every `event_add`, `event_del` and dispatch.
+///
+/// Thread-safety: owner thread of the loop only.
 final class EventBase {
     let pointer: OpaquePointer
+    /// `event_add` calls made on this base's events (owner thread writes; any thread reads).
+    let adds = OwnerCounter()
+    /// `event_del` calls made on this base's events that removed a pending event.
+    let deletes = OwnerCounter()
 
     init() throws(PortRunLoopError) {
         try LibEvent.ensureThreadingEnabled()
-        guard let base = event_base_new() else { throw .eventBaseCreationFailed }
+        guard let config = event_config_new() else { throw .eventBaseCreationFailed }
+        defer { event_config_free(config) }
+        event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        guard let base = event_base_new_with_config(config) else { throw .eventBaseCreationFailed }
         self.pointer = base
     }
 
@@ -28,20 +39,20 @@ final class EventBase {
     }
 }
 
-/// One libevent `struct event` (`event_new` / `event_add` / `event_del` / `event_active` / `event_free`).
+/// One libevent `struct event` (`event_new` / `event_add` / `event_del` / `event_free`).
 ///
-/// Thread-safety: create, add, remove and free on the owner thread of its base; ``activate()`` from
-/// any thread. Deleting from the owner thread only avoids libevent's cross-thread `event_del`, which
-/// blocks while the event's callback runs.
+/// Thread-safety: owner thread of its base only.
 final class LoopEvent {
     private let pointer: OpaquePointer
+    private unowned let base: EventBase
     private(set) var isPending = false
     // Keeps the receiver alive for as long as libevent may call it.
     private let receiver: LibEventReceiver
 
-    /// `event_new(base, fd, flags, callback, receiver)`; `fd` -1 for timers and pure doorbells.
+    /// `event_new(base, fd, flags, callback, receiver)`; `fd` -1 for a pure timer.
     init(base: EventBase, fileDescriptor: Int32 = -1, flags: EventFlags, receiver: LibEventReceiver) throws(PortRunLoopError) {
         self.receiver = receiver
+        self.base = base
         let context = Unmanaged.passUnretained(receiver).toOpaque()
         guard let event = event_new(base.pointer, fileDescriptor, flags.rawValue,
                                     portRunLoopEventCallbackPointer, context) else {
@@ -53,7 +64,8 @@ final class LoopEvent {
     deinit { event_free(pointer) }
 
     /// `event_add(ev, timeout)`. A nil timeout waits for I/O only; otherwise the event also fires
-    /// (`EV_TIMEOUT`) after `seconds`, clamped to libevent's range.
+    /// (`EV_TIMEOUT`) after `seconds`, clamped to libevent's range. On a pending event it replaces
+    /// the timeout.
     func add(timeoutSeconds: Double? = nil) throws(PortRunLoopError) {
         let result: Int32
         if let seconds = timeoutSeconds {
@@ -62,6 +74,7 @@ final class LoopEvent {
         } else {
             result = event_add(pointer, nil)
         }
+        base.adds.increment()
         guard result == 0 else { throw .eventRegistrationFailed }
         isPending = true
     }
@@ -70,13 +83,12 @@ final class LoopEvent {
     func remove() {
         guard isPending else { return }
         event_del(pointer)
+        base.deletes.increment()
         isPending = false
     }
 
-    /// `event_active(ev, EV_READ, 0)`: rings the doorbell. Merged with any activation not yet run.
-    func activate() {
-        event_active(pointer, Int32(EV_READ), 0)
-    }
+    /// Called from the callback of a non-persistent event: libevent made it non-pending.
+    func firedOnce() { isPending = false }
 }
 
 private let portRunLoopEventCallbackPointer: event_callback_fn = { fd, what, context in

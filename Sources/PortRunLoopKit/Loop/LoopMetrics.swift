@@ -12,7 +12,7 @@
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
-    /// Times a producer rang the doorbell (`event_active`) to wake the parked loop.
+    /// Times a producer rang the doorbell (a `write` to the loop's eventfd) to wake the parked loop.
     ///
     /// Thread-safety: a value type.
     public var wakeSignals: Int
@@ -41,12 +41,24 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var workDiscarded: Int
+    /// `event_add` calls the loop made: arming fd sources (when they are registered, and when a run
+    /// of their modes re-arms one that fired in another mode) and its wake-up timer (when the time
+    /// of its next wake-up changed). Running a mode whose sources are already armed adds nothing.
+    ///
+    /// Thread-safety: a value type.
+    public var eventAdds: Int
+    /// `event_del` calls the loop made (fd sources cancelled or suspended, the wake-up timer
+    /// disarmed).
+    ///
+    /// Thread-safety: a value type.
+    public var eventDeletes: Int
 
     /// Makes a snapshot from explicit values (for tests and for computing differences).
     ///
     /// Thread-safety: a value type.
     public init(wakeSignals: Int = 0, sleeps: Int = 0, performsRun: Int = 0, messagesDelivered: Int = 0,
-                timersFired: Int = 0, fdEventsHandled: Int = 0, workDiscarded: Int = 0) {
+                timersFired: Int = 0, fdEventsHandled: Int = 0, workDiscarded: Int = 0,
+                eventAdds: Int = 0, eventDeletes: Int = 0) {
         self.wakeSignals = wakeSignals
         self.sleeps = sleeps
         self.performsRun = performsRun
@@ -54,6 +66,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
         self.timersFired = timersFired
         self.fdEventsHandled = fdEventsHandled
         self.workDiscarded = workDiscarded
+        self.eventAdds = eventAdds
+        self.eventDeletes = eventDeletes
     }
 
     /// The counts accumulated between `earlier` and this snapshot (field by field).
@@ -66,7 +80,9 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
                     messagesDelivered: messagesDelivered - earlier.messagesDelivered,
                     timersFired: timersFired - earlier.timersFired,
                     fdEventsHandled: fdEventsHandled - earlier.fdEventsHandled,
-                    workDiscarded: workDiscarded - earlier.workDiscarded)
+                    workDiscarded: workDiscarded - earlier.workDiscarded,
+                    eventAdds: eventAdds - earlier.eventAdds,
+                    eventDeletes: eventDeletes - earlier.eventDeletes)
     }
 
     /// One line with every counter, for logs.
@@ -75,7 +91,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         "LoopMetrics(wakeSignals: \(wakeSignals), sleeps: \(sleeps), performsRun: \(performsRun), "
             + "messagesDelivered: \(messagesDelivered), timersFired: \(timersFired), "
-            + "fdEventsHandled: \(fdEventsHandled), workDiscarded: \(workDiscarded))"
+            + "fdEventsHandled: \(fdEventsHandled), workDiscarded: \(workDiscarded), "
+            + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes))"
     }
 }
 
@@ -91,6 +108,8 @@ extension PortRunLoop {
                     messagesDelivered: messagesDelivered.value,
                     timersFired: timersFired.value,
                     fdEventsHandled: fdEventsHandled.value,
-                    workDiscarded: workDiscarded.value)
+                    workDiscarded: workDiscarded.value,
+                    eventAdds: base.adds.value,
+                    eventDeletes: base.deletes.value)
     }
 }

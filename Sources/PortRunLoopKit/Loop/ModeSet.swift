@@ -11,7 +11,7 @@ extension RunLoop.Mode {
 ///
 /// `.common` is its own case so that the default `perform` allocates nothing for its modes.
 /// Thread-safety: a value type; `Sendable`.
-enum ModeSet: Sendable, Equatable {
+enum ModeSet: Sendable, Hashable {
     /// The loop's common modes (``PortRunLoop/commonModes``), as `RunLoop.Mode.common` means.
     case common
     /// Every mode, including private ones: internal control work.
@@ -41,7 +41,7 @@ enum ModeSet: Sendable, Equatable {
         switch self {
         case .all: return .all
         case .common: return mode == .common ? .common : .some([.common, mode])
-        case .some(var set): set.insert(mode); return .some(set)
+        case .some(var set): set.insert(mode); return ModeSet(set)
         }
     }
 
@@ -49,7 +49,7 @@ enum ModeSet: Sendable, Equatable {
         switch self {
         case .all: return .all
         case .common: return mode == .common ? .some([]) : .common
-        case .some(var set): set.remove(mode); return .some(set)
+        case .some(var set): set.remove(mode); return ModeSet(set)
         }
     }
 }

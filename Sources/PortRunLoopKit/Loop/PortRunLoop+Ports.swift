@@ -1,23 +1,40 @@
 import Foundation
 
-/// A port scheduled in a loop, with the modes it is scheduled in. Owner thread only.
+/// A port scheduled in a loop, with its group (the modes it is scheduled in). Owner thread only.
 final class PortRegistration {
     let port: MessagePort
-    var modes: ModeSet { didSet { changed() } }
-    /// Moves whenever `modes` changes or the registration ends (``changed()``). A delivery batch
+    private(set) var group: SourceGroup
+    /// Moves whenever the modes change or the registration ends (``changed()``). A delivery batch
     /// re-checks "is the port still scheduled in the running mode?" only when it moved, instead of
-    /// a dictionary look-up and a mode-string hash per message. Behind a pointer so that reading it
-    /// per message is a plain load (a class's stored `var` costs a dynamic exclusivity check).
+    /// a dictionary look-up per message. Behind a pointer so that reading it per message is a plain
+    /// load (a class's stored `var` costs a dynamic exclusivity check).
     private let generationStorage = UnsafeMutablePointer<UInt>.allocate(capacity: 1)
     var generation: UInt { generationStorage.pointee }
 
-    init(port: MessagePort, modes: ModeSet) {
+    init(port: MessagePort, group: SourceGroup) {
         self.port = port
-        self.modes = modes
+        self.group = group
+        group.ports += 1
         generationStorage.initialize(to: 0)
     }
 
     deinit { generationStorage.deallocate() }
+
+    var modes: ModeSet { group.modes }
+
+    /// Moves the port to the group of another set of modes.
+    func move(to newGroup: SourceGroup) {
+        group.ports -= 1
+        group = newGroup
+        newGroup.ports += 1
+        changed()
+    }
+
+    /// Ends the registration (the port leaves its group).
+    func end() {
+        group.ports -= 1
+        changed()
+    }
 
     /// Records a change that may end delivery in a mode (modes changed, or unregistered).
     func changed() { generationStorage.pointee &+= 1 }
@@ -43,8 +60,12 @@ extension PortRunLoop {
     public func remove(_ port: MessagePort, forMode mode: RunLoop.Mode) {
         onOwner { loop in
             guard let registration = loop.ports[ObjectIdentifier(port)] else { return }
-            registration.modes = registration.modes.removing(mode)
-            if registration.modes.isEmpty { loop.unregisterPort(port, discardingBuffered: false) }
+            let modes = registration.modes.removing(mode)
+            if modes.isEmpty {
+                loop.unregisterPort(port, discardingBuffered: false)
+            } else if modes != registration.modes {
+                registration.move(to: loop.sourceGroup(for: modes))
+            }
         }
     }
 
@@ -63,16 +84,17 @@ extension PortRunLoop {
         if inbox.withLock({ $0.isShutDown }) { port.invalidate(); return }
         let id = ObjectIdentifier(port)
         if let registration = ports[id] {
-            registration.modes = registration.modes.inserting(mode)
+            let modes = registration.modes.inserting(mode)
+            if modes != registration.modes { registration.move(to: sourceGroup(for: modes)) }
         } else {
-            ports[id] = PortRegistration(port: port, modes: ModeSet([mode]))
+            ports[id] = PortRegistration(port: port, group: sourceGroup(for: ModeSet([mode])))
         }
     }
 
     /// Owner thread: forgets `port`. Messages the loop had already taken are discarded (and
     /// counted) when the port was invalidated, or put back in front of its queue otherwise.
     func unregisterPort(_ port: MessagePort, discardingBuffered: Bool) {
-        ports.removeValue(forKey: ObjectIdentifier(port))?.changed()
+        ports.removeValue(forKey: ObjectIdentifier(port))?.end()
         pendingPorts.removeAll { $0 === port }
         if discardingBuffered || !port.isValid {
             port.discardBuffered()
@@ -87,7 +109,7 @@ extension PortRunLoop {
     /// scheduled in `mode`; otherwise keeps it pending until a run of one of its modes (or until
     /// its registration, still on its way from another thread, arrives).
     func portIsReady(_ port: MessagePort, mode: RunLoop.Mode) -> Bool {
-        if let registration = ports[ObjectIdentifier(port)], registration.modes.contains(mode, commonModes: ownerCommonModes) {
+        if let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode {
             return deliverMessages(of: port, mode: mode)
         }
         if port.isValid && port.isAttached(to: self) { pendingPorts.append(port) }
@@ -96,7 +118,7 @@ extension PortRunLoop {
 
     /// True when a pending port could be delivered in `mode` right now.
     func hasDeliverablePendingPort(mode: RunLoop.Mode) -> Bool {
-        pendingPorts.contains { ports[ObjectIdentifier($0)]?.modes.contains(mode, commonModes: ownerCommonModes) ?? false }
+        pendingPorts.contains { ports[ObjectIdentifier($0)]?.group.isInRunningMode ?? false }
     }
 
     /// Delivers the messages of every ready port scheduled in `mode`, port by port, message by
@@ -104,7 +126,6 @@ extension PortRunLoop {
     func deliverPendingPorts(mode: RunLoop.Mode) -> Bool {
         var handled = portsInDelivery.isEmpty ? false : continueInterruptedBatches(mode: mode)
         guard !pendingPorts.isEmpty else { return handled }
-        let common = ownerCommonModes
         var index = 0
         while index < pendingPorts.count {
             let port = pendingPorts[index]
@@ -116,7 +137,7 @@ extension PortRunLoop {
                 }
                 continue
             }
-            guard registration.modes.contains(mode, commonModes: common) else { index += 1; continue }
+            guard registration.group.isInRunningMode else { index += 1; continue }
             pendingPorts.remove(at: index)
             handled = deliverMessages(of: port, mode: mode) || handled
             index = 0
@@ -129,8 +150,7 @@ extension PortRunLoop {
     private func continueInterruptedBatches(mode: RunLoop.Mode) -> Bool {
         var handled = false
         for port in portsInDelivery where !port.ownerBuffer.isEmpty {
-            guard let registration = ports[ObjectIdentifier(port)],
-                  registration.modes.contains(mode, commonModes: ownerCommonModes) else { continue }
+            guard let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode else { continue }
             handled = deliverMessages(of: port, mode: mode) || handled
         }
         return handled
@@ -173,7 +193,8 @@ extension PortRunLoop {
         defer { portsInDelivery.removeLast() }
         let id = ObjectIdentifier(port)
         // The registration that passed the last full check, and its generation then. Common modes
-        // only ever grow, so a passed check stays valid until the registration changes.
+        // only ever grow, and a nested run that changes the running mode returns before the next
+        // message, so a passed check stays valid until the registration changes.
         var checked: (registration: PortRegistration, generation: UInt)?
         var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
         while !port.ownerBuffer.isEmpty {
@@ -185,7 +206,7 @@ extension PortRunLoop {
                 // Unchanged since the last check (the per-message fast path).
             } else {
                 guard let registration = ports[id] else { break }
-                guard registration.modes.contains(mode, commonModes: ownerCommonModes) else {
+                guard registration.group.isInRunningMode else {
                     port.requeueBuffered()
                     if !pendingPorts.contains(where: { $0 === port }) { pendingPorts.append(port) }
                     break

@@ -93,7 +93,7 @@ extension PortRunLoop {
 
     @inline(__always) func ringDoorbell() {
         wakeSignals.increment()
-        doorbell.activate()
+        doorbell.ring()
     }
 
     static func checkedDeadline(_ date: Date, _ caller: String) -> Double {
@@ -106,21 +106,24 @@ extension PortRunLoop {
     /// The one run implementation every public run method and synchronous wait goes through.
     /// `until`, when given, ends the run (`.handledSource`) as soon as it returns true; such runs
     /// never report `.finished`.
+    ///
+    /// Entering and leaving a run touches no libevent registration (fd sources stay armed across
+    /// runs; see ``FileDescriptorRegistration``); it works out which source groups belong to the
+    /// mode, which costs a few operations per group, not per source.
     func runSpecific(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
                      until condition: (() -> Bool)? = nil) -> RunLoopRunResult {
         if condition == nil, modeIsEmpty(mode) { return .finished }
         if inbox.withLock({ $0.isShutDown }) { return .finished }
-        let previousMode = armedMode
         frames.append(RunFrame(mode: mode))
+        activateInnermostFrame()
         inbox.withLock { $0.runDepth += 1 }
-        arm(mode)
         defer {
             frames.removeLast()
             inbox.withLock {
                 $0.runDepth -= 1
                 if $0.runDepth == 0 { $0.stopRequested = false }
             }
-            if let previousMode { arm(previousMode) } else { disarmAll() }
+            activateInnermostFrame()
         }
         // A run whose deadline has passed (a polling run: timeout 0, a past date) still asks
         // libevent once, without blocking, so due timers and ready fds are handled as in CFRunLoop.
@@ -131,23 +134,28 @@ extension PortRunLoop {
             if frames[frames.count - 1].stopped { return .stopped }
             var handled = runQueuedWork(mode: mode)
             handled = deliverPendingPorts(mode: mode) || handled
-            handled = fireDueTimers(mode: mode) || handled
-            handled = handleReadyFileDescriptors(mode: mode) || handled
+            handled = fireDueTimers() || handled
+            handled = handleReadyFileDescriptors() || handled
             if frames[frames.count - 1].stopped { return .stopped }
             if let condition, condition() { return .handledSource }
             if handled && returnAfterSourceHandled { return .handledSource }
-            if condition == nil, modeIsEmpty(mode) { return .finished }
-            if System.monotonicSeconds() >= deadline {
+            if condition == nil, innermostModeIsEmpty() { return .finished }
+            let now = System.monotonicSeconds()
+            if now >= deadline {
                 if polledAfterDeadline { return .timedOut }
                 polledAfterDeadline = true
                 base.runOnce(blocking: false)
                 continue
             }
-            // A nested run may have collected work or ports this turn's budget did not cover:
-            // never sleep on something runnable (take another turn instead).
-            if nextRunnableWorkIndex(mode: mode) != nil || hasDeliverablePendingPort(mode: mode) { continue }
+            // A nested run may have collected work, ports or readiness this turn's budget did not
+            // cover, and a handler may have scheduled a timer that is already due: never sleep on
+            // something runnable (take another turn instead).
+            if !readyFileDescriptors.isEmpty || nextRunnableWorkIndex(mode: mode) != nil
+                || hasDeliverablePendingPort(mode: mode) { continue }
+            let wake = min(deadline, nextTimerDue())
+            if wake <= now { continue }
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
-            waitForEvents(deadline: deadline)
+            waitForEvents(until: wake)
         }
     }
 
@@ -173,76 +181,77 @@ extension PortRunLoop {
         if stop { frames[frames.count - 1].stopped = true }
     }
 
-    /// Sleeps in libevent until a source fires, the doorbell rings, or the deadline — unless the
-    /// inbox already has work, in which case it only polls libevent (at most every 8th turn, so
-    /// fd sources and timers are never starved by a busy queue).
+    /// Waits until work arrives, an fd is ready, or the monotonic time `wake` (the run's deadline
+    /// or the mode's next timer, whichever is first).
     ///
-    /// Before it parks it spins briefly (``spinBeforeParking``; see ``workArrivedWhileSpinning(deadline:)``).
-    private func waitForEvents(deadline: Double) {
-        if workArrivedWhileSpinning(deadline: deadline) {
-            iterationsSincePoll += 1
-            if iterationsSincePoll >= 8 {
-                iterationsSincePoll = 0
-                base.runOnce(blocking: false)
-            }
+    /// With work already in the inbox it does not wait: it only polls libevent, at most every 8th
+    /// turn, so fd sources and timers are never starved by a busy queue. Otherwise it spins first
+    /// if a burst is in progress (``IdleSpin``), then parks: sets ``Inbox/parked`` under the inbox
+    /// lock (after which the first producer rings the ``Doorbell``), arms the ``WakeTimer`` and
+    /// blocks in `event_base_loop`.
+    private func waitForEvents(until wake: Double) {
+        if workHint.pointee.load(ordering: .acquiring) {
+            pollOccasionally()
             return
         }
+        let idleStart = System.monotonicSeconds()
+        if idleSpin.shouldSpin, spinForWork(from: idleStart, until: wake) { return }
         let mayBlock = inbox.withLock { inbox -> Bool in
             if inbox.hasWork { return false }
             inbox.parked = true
+            inbox.rangAt = nil
             return true
         }
-        if !mayBlock {
-            iterationsSincePoll += 1
-            if iterationsSincePoll >= 8 {
-                iterationsSincePoll = 0
-                base.runOnce(blocking: false)
-            }
+        guard mayBlock else {
+            pollOccasionally()
             return
         }
         iterationsSincePoll = 0
         sleeps.increment()
-        if deadline != .infinity {
-            try? deadlineEvent.add(timeoutSeconds: deadline - System.monotonicSeconds())
-        }
+        wakeTimer.arm(for: wake)
         base.runOnce(blocking: true)
-        deadlineEvent.remove()
-        inbox.withLock { $0.parked = false }
-    }
-
-    /// How long an owner whose inbox ran dry keeps checking it before it parks: 20 µs.
-    static let spinBeforeParking = 20e-6
-
-    /// Hot path (see Docs/Benchmarks.md): waits up to ``spinBeforeParking`` (never past `deadline`)
-    /// for the inbox to fill again, giving the CPU away (`sched_yield`) between checks. True when
-    /// work (or a stop or wake request) arrived meanwhile.
-    ///
-    /// A producer that is streaming refills the inbox within microseconds, far sooner than a
-    /// parked thread wakes up (5–50 µs on a VM): the owner goes on without parking, so the producer
-    /// rings no doorbell and nobody pays a context switch. Yielding, rather than busy-waiting,
-    /// lets a producer that shares the CPU (a pinned process) run meanwhile. The cost is at most
-    /// 20 µs of CPU each time the loop goes idle. Timers and fd sources are not polled while
-    /// spinning, so they may be handled up to 20 µs late.
-    private func workArrivedWhileSpinning(deadline: Double) -> Bool {
-        if workHint.pointee.load(ordering: .acquiring) { return true }
-        let end = min(System.monotonicSeconds() + Self.spinBeforeParking, deadline)
-        while System.monotonicSeconds() < end {
-            sched_yield()
-            // Read without the inbox lock (see `workHint`): a stale answer only means one more
-            // turn, or a park that the lock-held check in `waitForEvents` then refuses.
-            if workHint.pointee.load(ordering: .acquiring) { return true }
+        let rangAt = inbox.withLock { inbox -> Double? in
+            inbox.parked = false
+            defer { inbox.rangAt = nil }
+            return inbox.rangAt
         }
-        return false
+        idleSpin.record(gap: rangAt.map { $0 - idleStart } ?? .infinity)
     }
 
-    /// True when `mode` has no port, timer or fd source scheduled and no work is queued for it
-    /// (work just arrived in the inbox counts: it may be the control work that adds a source).
-    func modeIsEmpty(_ mode: RunLoop.Mode) -> Bool {
-        let common = ownerCommonModes
-        if ports.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
-        if timers.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
-        if fdSources.values.contains(where: { $0.modes.contains(mode, commonModes: common) }) { return false }
-        if localWork.contains(where: { $0.matches(mode, commonModes: common) }) { return false }
-        return inbox.withLock { $0.work.isEmpty }
+    /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep).
+    private func pollOccasionally() {
+        iterationsSincePoll += 1
+        if iterationsSincePoll >= 8 {
+            iterationsSincePoll = 0
+            base.runOnce(blocking: false)
+        }
+    }
+
+    /// Spins up to ``IdleSpin/limit`` (never past `wake`) for work to arrive, giving the CPU away
+    /// (`sched_yield`) between checks and polling libevent every ``IdleSpin/pollInterval``. True
+    /// when there is something to do: work arrived (or a stop or wake request), an fd became ready,
+    /// or `wake` came.
+    ///
+    /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
+    /// ``workHint`` is read without the inbox lock: a stale answer only means one more turn, or a
+    /// park that the lock-held check in ``waitForEvents(until:)`` then refuses.
+    private func spinForWork(from start: Double, until wake: Double) -> Bool {
+        let end = min(start + IdleSpin.limit, wake)
+        var nextPoll = start + IdleSpin.pollInterval
+        while true {
+            sched_yield()
+            let now = System.monotonicSeconds()
+            if workHint.pointee.load(ordering: .acquiring) {
+                idleSpin.record(gap: now - start)
+                return true
+            }
+            if now >= wake { return true }
+            if now >= end { return false }
+            if now >= nextPoll {
+                base.runOnce(blocking: false)
+                if !readyFileDescriptors.isEmpty { return true }
+                nextPoll = now + IdleSpin.pollInterval
+            }
+        }
     }
 }

@@ -1,47 +1,25 @@
 import Foundation
 
-/// A timer scheduled in a loop: its libevent timer event and its modes. Owner thread only.
-final class TimerRegistration: LibEventReceiver {
+/// A timer scheduled in a loop: its group (the modes it is in) and its place in that group's heap.
+///
+/// Thread-safety: the loop's thread only.
+final class TimerRegistration {
     let timer: RunLoopTimer
-    var modes: ModeSet
-    private unowned let loop: PortRunLoop
-    private var event: LoopEvent?
-    var isQueuedToFire = false
-    /// True while the timer's block runs: a nested run started by the block must not fire the
-    /// same timer again (a one-shot would fire twice; CF has the same "firing" guard).
+    var group: SourceGroup
+    /// The latest time it may fire, on the monotonic clock: its fire date plus its tolerance
+    /// (`.infinity`: never, e.g. `.distantFuture`). The heap's key, so a timer with a tolerance lets
+    /// the loop sleep past its fire date, up to this time.
+    var due: Double = .infinity
+    /// The loop's schedule counter when it was last scheduled (ties between equal `due`s).
+    var sequence: UInt64 = 0
+    /// Its index in `group.timers`, or -1 while it is not in the heap (firing, or unregistered).
+    var heapIndex = -1
+    /// True while its block runs (counted in its group's ``SourceGroup/firingTimers``).
     var isFiring = false
 
-    init(timer: RunLoopTimer, modes: ModeSet, loop: PortRunLoop) throws(PortRunLoopError) {
+    init(timer: RunLoopTimer, group: SourceGroup) {
         self.timer = timer
-        self.modes = modes
-        self.loop = loop
-        super.init()
-        self.event = try LoopEvent(base: loop.base, flags: [], receiver: self)
-    }
-
-    /// libevent callback (inside `event_base_loop`): only records the fire.
-    override func eventFired(_ flags: EventFlags) {
-        guard !isQueuedToFire else { return }
-        isQueuedToFire = true
-        loop.firedTimers.append(self)
-    }
-
-    /// Arms the libevent timer for the fire date, or disarms it.
-    func setArmed(_ armed: Bool) {
-        guard let event else { return }
-        if armed {
-            let delay = timer.fireDate.timeIntervalSinceNow
-            if delay > 100 * 365 * 86_400 { event.remove(); return } // effectively never
-            try? event.add(timeoutSeconds: delay)
-        } else {
-            event.remove()
-        }
-    }
-
-    /// Frees the libevent event (owner thread) and breaks the cycle with the receiver.
-    func detach() {
-        event?.remove()
-        event = nil
+        self.group = group
     }
 }
 
@@ -59,87 +37,115 @@ extension PortRunLoop {
     private func registerTimer(_ timer: RunLoopTimer, mode: RunLoop.Mode) {
         guard timer.isValid else { return }
         if inbox.withLock({ $0.isShutDown }) { timer.invalidate(); return }
-        let id = ObjectIdentifier(timer)
-        let registration: TimerRegistration
-        if let existing = timers[id] {
-            registration = existing
-            registration.modes = registration.modes.inserting(mode)
+        if let registration = timers[ObjectIdentifier(timer)] {
+            let modes = registration.group.modes.inserting(mode)
+            guard modes != registration.group.modes else { return }
+            move(registration, to: sourceGroup(for: modes))
         } else {
-            do {
-                registration = try TimerRegistration(timer: timer, modes: ModeSet([mode]), loop: self)
-            } catch {
-                timer.invalidate()
-                return
-            }
-            timers[id] = registration
+            let registration = TimerRegistration(timer: timer, group: sourceGroup(for: ModeSet([mode])))
+            timers[ObjectIdentifier(timer)] = registration
+            schedule(registration)
         }
-        if let armed = armedMode {
-            registration.setArmed(registration.modes.contains(armed, commonModes: ownerCommonModes))
+    }
+
+    /// Puts `registration` in its group's heap, due at its timer's fire date plus tolerance, after
+    /// every timer scheduled before it.
+    private func schedule(_ registration: TimerRegistration) {
+        let (fireDate, tolerance) = registration.timer.schedule
+        registration.due = fireDate.monotonicDeadline + tolerance
+        registration.sequence = nextTimerSequence
+        nextTimerSequence &+= 1
+        registration.group.timers.insert(registration)
+    }
+
+    private func move(_ registration: TimerRegistration, to group: SourceGroup) {
+        let wasInHeap = registration.heapIndex >= 0
+        registration.group.timers.remove(registration)
+        if registration.isFiring {
+            registration.group.firingTimers -= 1
+            group.firingTimers += 1
         }
+        registration.group = group
+        // Same due time and sequence: moving between modes keeps its place among equal dates.
+        if wasInHeap { group.timers.insert(registration) }
+    }
+
+    /// Owner: the timer's fire date was set (``RunLoopTimer/fireDate``): re-schedule it, unless it
+    /// is firing (the firing code then re-schedules it when its block returns).
+    func timerFireDateChanged(_ timer: RunLoopTimer) {
+        guard let registration = timers[ObjectIdentifier(timer)], registration.heapIndex >= 0 else { return }
+        registration.group.timers.remove(registration)
+        schedule(registration)
     }
 
     func unregisterTimer(_ timer: RunLoopTimer) {
         guard let registration = timers.removeValue(forKey: ObjectIdentifier(timer)) else { return }
-        registration.detach()
-        firedTimers.removeAll { $0 === registration }
+        registration.group.timers.remove(registration)
+        setFiring(registration, false)
     }
 
-    /// Fires the timers libevent reported, if they belong to `mode` and their date has come.
-    func fireDueTimers(mode: RunLoop.Mode) -> Bool {
+    private func setFiring(_ registration: TimerRegistration, _ firing: Bool) {
+        guard registration.isFiring != firing else { return }
+        registration.isFiring = firing
+        registration.group.firingTimers += firing ? 1 : -1
+    }
+
+    /// The timer of the running mode due first, and its group.
+    private func earliestTimer() -> TimerRegistration? {
+        var earliest: TimerRegistration?
+        for group in frames[frames.count - 1].groups {
+            guard let first = group.timers.first else { continue }
+            if let current = earliest,
+               current.due < first.due || (current.due == first.due && current.sequence < first.sequence) { continue }
+            earliest = first
+        }
+        return earliest
+    }
+
+    /// When the running mode's next timer is due (monotonic; `.infinity` for none).
+    func nextTimerDue() -> Double { earliestTimer()?.due ?? .infinity }
+
+    /// Fires the running mode's timers that are due (their fire date plus tolerance has come),
+    /// earliest first (equal dates in the order they were scheduled). A timer scheduled during this call (including a repeating timer's next
+    /// fire) waits for the next turn, so a timer that keeps re-arming itself cannot hold the loop.
+    ///
+    /// While its block runs a timer is out of its heap: a nested run cannot fire it again (CF's
+    /// "firing" guard). When the block returns, a repeating timer moves on by whole intervals past
+    /// the moment it fired, and a one-shot timer is invalidated, unless the block set its fire date,
+    /// which re-arms it for that date.
+    func fireDueTimers() -> Bool {
         var handled = false
-        var index = 0
-        while index < firedTimers.count {
-            let registration = firedTimers[index]
+        let now = System.monotonicSeconds()
+        let limit = nextTimerSequence
+        while let registration = earliestTimer(), registration.due <= now, registration.sequence < limit {
+            registration.group.timers.remove(registration)
             let timer = registration.timer
-            // A timer libevent reported while a nested run of another mode was polling stays
-            // queued for a run of its own modes (dropping it would delay it until the mode is
-            // next armed, past the run that should have fired it).
-            if timers[ObjectIdentifier(timer)] === registration, timer.isValid,
-               registration.isFiring || !registration.modes.contains(mode, commonModes: ownerCommonModes) {
-                index += 1
-                continue
-            }
-            firedTimers.remove(at: index)
-            registration.isQueuedToFire = false
-            guard timers[ObjectIdentifier(timer)] === registration else { continue }
             guard timer.isValid else { unregisterTimer(timer); continue }
-            // The block may run nested runs that change the list: start over after each fire.
-            index = 0
-            let now = Date()
-            if now < timer.fireDate {
+            let wallNow = Date()
+            if wallNow < timer.fireDate {
                 // libevent's monotonic clock and the wall clock disagree by a hair: never early.
-                registration.setArmed(true)
+                schedule(registration)
                 continue
             }
-            if timer.repeats {
-                timer.advance(after: now)
-                registration.setArmed(true)
-            }
+            let dateVersion = timer.fireDateVersion
             if timer.gate.tryEnter() {
-                registration.isFiring = true
+                setFiring(registration, true)
                 timer.block(timer)
-                registration.isFiring = false
+                setFiring(registration, false)
                 timer.gate.exit()
                 timersFired.increment()
                 handled = true
             }
-            if !timer.repeats { timer.invalidate() }
+            guard timers[ObjectIdentifier(timer)] === registration, timer.isValid else { continue }
+            if timer.fireDateVersion != dateVersion {
+                schedule(registration) // its block set a new fire date
+            } else if timer.repeats {
+                timer.advance(after: wallNow)
+                schedule(registration)
+            } else {
+                timer.invalidate()
+            }
         }
         return handled
-    }
-
-    /// Makes libevent watch exactly the timers and fd sources of `mode`.
-    func arm(_ mode: RunLoop.Mode, force: Bool = false) {
-        guard force || armedMode != mode else { return }
-        armedMode = mode
-        let common = ownerCommonModes
-        for registration in timers.values { registration.setArmed(registration.modes.contains(mode, commonModes: common)) }
-        for registration in fdSources.values { registration.setArmed(registration.modes.contains(mode, commonModes: common)) }
-    }
-
-    func disarmAll() {
-        armedMode = nil
-        for registration in timers.values { registration.setArmed(false) }
-        for registration in fdSources.values { registration.setArmed(false) }
     }
 }

@@ -23,8 +23,8 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: immutable; read from any thread.
     public let name: String
     let base: EventBase
-    private(set) var doorbell: LoopEvent!
-    private(set) var deadlineEvent: LoopEvent!
+    private(set) var doorbell: Doorbell!
+    private(set) var wakeTimer: WakeTimer!
     private let owner: Owner
 
     enum Owner { case thread(pthread_t), mainThread }
@@ -46,7 +46,6 @@ public final class PortRunLoop: @unchecked Sendable {
 
     var ownerCommonModes: Set<RunLoop.Mode> = [.default]
     var frames: [RunFrame] = []
-    var armedMode: RunLoop.Mode?
     var localWork: Deque<QueuedWork> = []
     var pendingPorts: [MessagePort] = []
     /// Ports whose batch is being delivered, innermost last: a nested run started by one of their
@@ -54,10 +53,22 @@ public final class PortRunLoop: @unchecked Sendable {
     var portsInDelivery: [MessagePort] = []
     var ports: [ObjectIdentifier: PortRegistration] = [:]
     var timers: [ObjectIdentifier: TimerRegistration] = [:]
-    var fdSources: [ObjectIdentifier: FDRegistration] = [:]
-    var firedTimers: [TimerRegistration] = []
-    var readyFDs: [(FDRegistration, EventFlags)] = []
+    var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
+    /// Every source, grouped by the exact set of modes it is scheduled in (see ``SourceGroup``).
+    var sourceGroups: [ModeSet: SourceGroup] = [:]
+    /// Moves whenever a group is made or the common modes change.
+    var sourceGroupsGeneration = 0
+    /// Taken by each timer scheduling; orders timers due at the same time.
+    var nextTimerSequence: UInt64 = 0
+    /// Fd sources libevent reported ready in a mode they are in, in order (see
+    /// ``handleReadyFileDescriptors()``).
+    var readyFileDescriptors: Deque<FileDescriptorRegistration> = []
+    /// Fd sources disarmed because they fired in a mode they are not in (see
+    /// ``FileDescriptorRegistration``).
+    var suspendedFileDescriptors: [FileDescriptorRegistration] = []
     var iterationsSincePoll = 0
+    /// When to spin before parking (see ``IdleSpin``).
+    var idleSpin = IdleSpin()
     /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
@@ -71,28 +82,37 @@ public final class PortRunLoop: @unchecked Sendable {
     let workDiscarded = SharedCounter()
     let sleeps = OwnerCounter()
 
+    /// One run in progress (``runSpecific(mode:deadline:returnAfterSourceHandled:until:)``),
+    /// innermost last.
     struct RunFrame {
         let mode: RunLoop.Mode
         var stopped = false
-        var handledSource = false
+        /// The source groups in `mode`, worked out when the run started (or became innermost
+        /// again after the groups changed).
+        var groups: [SourceGroup] = []
+        var groupsGeneration = -1
     }
 
     init(name: String, owner: Owner) throws(PortRunLoopError) {
         self.name = name
         self.owner = owner
         self.base = try EventBase()
-        self.doorbell = try LoopEvent(base: base, flags: [], receiver: LibEventReceiver())
-        self.deadlineEvent = try LoopEvent(base: base, flags: [], receiver: LibEventReceiver())
+        self.doorbell = try Doorbell(base: base)
+        self.wakeTimer = try WakeTimer(base: base)
     }
 
     deinit {
         CacheLine.free(workHint)
         // Events must be freed before their base.
         doorbell = nil
-        deadlineEvent = nil
+        wakeTimer?.detach()
+        wakeTimer = nil
+        for registration in fdSources.values { registration.detach() }
         ports.removeAll()
         timers.removeAll()
         fdSources.removeAll()
+        readyFileDescriptors.removeAll()
+        suspendedFileDescriptors.removeAll()
     }
 
     // MARK: Identity
@@ -137,8 +157,8 @@ public final class PortRunLoop: @unchecked Sendable {
         precondition(mode != .common, "PortRunLoop.addCommonMode: .common cannot be one of the common modes")
         sharedCommonModes.withLock { _ = $0.insert(mode) }
         onOwner { loop in
-            loop.ownerCommonModes.insert(mode)
-            if let armed = loop.armedMode { loop.arm(armed, force: true) }
+            guard loop.ownerCommonModes.insert(mode).inserted else { return }
+            loop.sourceGroupsChanged()
         }
     }
 
@@ -253,13 +273,15 @@ extension PortRunLoop {
         for registration in ports.values { registration.port.invalidate() }
         ports.removeAll()
         let deadTimers = timers.values.map(\.timer)
-        for registration in timers.values { registration.detach() }
         timers.removeAll()
         let deadSources = fdSources.values.map(\.source)
         for registration in fdSources.values { registration.detach() }
         fdSources.removeAll()
-        firedTimers.removeAll()
-        readyFDs.removeAll()
+        for group in sourceGroups.values { group.timers.removeAll() }
+        sourceGroups.removeAll()
+        sourceGroupsChanged()
+        readyFileDescriptors.removeAll()
+        suspendedFileDescriptors.removeAll()
         // As documented: a dead loop's timers are invalidated and its fd sources cancelled (which
         // also drops their references to the loop, so the loop itself can be freed).
         for timer in deadTimers { timer.invalidate() }

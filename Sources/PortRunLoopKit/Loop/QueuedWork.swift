@@ -79,6 +79,9 @@ struct WorkFilter {
 struct Inbox {
     var work: Deque<QueuedWork> = []
     var parked = false
+    /// When the producer that found the loop parked rang its doorbell (monotonic seconds), for
+    /// ``IdleSpin``; read and reset by the loop when it unparks.
+    var rangAt: Double?
     var wakePending = false
     var stopRequested = false
     var runDepth = 0
@@ -92,7 +95,11 @@ struct Inbox {
 
     /// Marks work available; returns true when the caller must ring the doorbell.
     @inline(__always) mutating func takeRingDuty() -> Bool {
-        if parked { parked = false; return true }
+        if parked {
+            parked = false
+            rangAt = System.monotonicSeconds()
+            return true
+        }
         return false
     }
 }

@@ -22,6 +22,8 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     private struct State {
         var fireDate: Date
         var tolerance: TimeInterval
+        /// Moves each time ``fireDate`` is set, so the loop can tell a block that re-armed its timer.
+        var fireDateVersion: UInt64 = 0
         var loop: PortRunLoop?
     }
 
@@ -35,7 +37,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     ///   - date: the first fire date; NaN is a programmer error; a past date fires on the loop's
     ///     next turn; `.distantFuture` never fires.
     ///   - interval: seconds between fires when `repeats`; must be finite; ≤ 0 becomes 0.1 ms.
-    ///   - tolerance: how late the timer may fire (a hint; negative becomes 0).
+    ///   - tolerance: how late the timer may fire (negative becomes 0); see ``tolerance``.
     ///   - block: runs on the loop's thread with the timer.
     ///
     /// Thread-safety: any thread.
@@ -59,12 +61,31 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         self.init(fireAt: Date(timeIntervalSinceNow: max(seconds, 0)), interval: seconds, repeats: repeats, block)
     }
 
-    /// The next time the timer fires.
+    /// The next time the timer fires. Setting it re-arms the timer for the new date
+    /// (`Timer.fireDate`, `CFRunLoopTimerSetNextFireDate`): the way to push a connection timeout
+    /// back without making a new timer. Set from the timer's own block, it keeps a one-shot timer
+    /// valid for one more fire, and replaces a repeating timer's next date. Setting it on an
+    /// invalidated timer does nothing. NaN is a programmer error.
     ///
-    /// Thread-safety: any thread.
-    public var fireDate: Date { state.withLock { $0.fireDate } }
+    /// Thread-safety: any thread; from another thread the loop re-arms before its next turn.
+    public var fireDate: Date {
+        get { state.withLock { $0.fireDate } }
+        set {
+            precondition(!newValue.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer.fireDate: the date is NaN")
+            let loop = state.withLock { state -> PortRunLoop? in
+                state.fireDate = newValue
+                state.fireDateVersion &+= 1
+                return state.loop
+            }
+            guard isValid, let loop else { return }
+            loop.onOwner { $0.timerFireDateChanged(self) }
+        }
+    }
 
-    /// How late the timer may fire; a hint the loop may use to batch wake-ups.
+    /// How late the timer may fire: it fires no earlier than ``fireDate`` and, load permitting, no
+    /// later than `fireDate + tolerance`. The loop orders timers by that latest time, so a timer
+    /// with a tolerance does not wake a sleeping loop before it, and fires together with whatever
+    /// else wakes the loop in between. A new value applies from the timer's next scheduling.
     ///
     /// Thread-safety: any thread.
     public var tolerance: TimeInterval {
@@ -92,6 +113,14 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         }
         loop?.onOwner { $0.unregisterTimer(self) }
     }
+
+    /// The fire date and tolerance, read together.
+    var schedule: (fireDate: Date, tolerance: TimeInterval) {
+        state.withLock { ($0.fireDate, $0.tolerance) }
+    }
+
+    /// Moves each time ``fireDate`` is set.
+    var fireDateVersion: UInt64 { state.withLock { $0.fireDateVersion } }
 
     public var description: String { "RunLoopTimer(fireDate: \(fireDate), interval: \(interval), repeats: \(repeats))" }
 

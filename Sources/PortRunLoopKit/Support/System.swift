@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+internal import CLinux
 
 /// Every POSIX call PortRunLoopKit makes, wrapped and checked in one place (libevent calls live in
 /// `LibEvent/`).
@@ -18,15 +19,60 @@ enum System {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    /// `fcntl(fd, F_GETFD)` and `fstat(fd)`: throws unless `fd` is open and something epoll can watch
-    /// (epoll refuses regular files and directories).
+    /// Throws unless epoll accepts `fd`: `epoll_ctl(EPOLL_CTL_ADD)` on a process-wide probe epoll
+    /// instance, then `EPOLL_CTL_DEL`. `EBADF` (not open) is ``PortRunLoopError/invalidFileDescriptor(_:)``;
+    /// `EPERM` (a regular file, a directory, `/dev/null`: anything that does not support polling) is
+    /// ``PortRunLoopError/unsupportedFileDescriptor(_:)``. Asking the kernel itself, on the calling
+    /// thread, is what lets `watch` throw from any thread: the loop's own registration happens later,
+    /// on the loop's thread. `EEXIST` (another thread probing the same fd at this moment) passes.
     static func checkPollable(_ fd: Int32) throws(PortRunLoopError) {
-        guard fd >= 0, fcntl(fd, F_GETFD) != -1 else { throw .invalidFileDescriptor(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .invalidFileDescriptor(fd) }
-        let type = st.st_mode & S_IFMT
-        if type == S_IFREG || type == S_IFDIR { throw .unsupportedFileDescriptor(fd) }
+        guard fd >= 0 else { throw .invalidFileDescriptor(fd) }
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue
+        event.data.fd = fd
+        if epoll_ctl(probeEpoll, EPOLL_CTL_ADD, fd, &event) != 0 {
+            switch errno {
+            case EEXIST: return
+            case EBADF: throw .invalidFileDescriptor(fd)
+            default: throw .unsupportedFileDescriptor(fd)
+            }
+        }
+        _ = epoll_ctl(probeEpoll, EPOLL_CTL_DEL, fd, &event)
     }
+
+    /// The epoll instance ``checkPollable(_:)`` asks (`epoll_create1(EPOLL_CLOEXEC)`, never closed).
+    private static let probeEpoll: Int32 = {
+        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(fd >= 0, "PortRunLoop: epoll_create1 failed, errno \(errno)")
+        return fd
+    }()
+
+    /// `eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)`.
+    static func makeEventfd() throws(PortRunLoopError) -> Int32 {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else { throw .eventCreationFailed }
+        return fd
+    }
+
+    /// `write(fd, 1)` on an eventfd: adds one to its counter. The counter is never read (the
+    /// doorbell is edge-triggered), so in the impossible case that it is full (`EAGAIN` at
+    /// 2^64 − 2) it is emptied with `read` and written again.
+    static func signalEventfd(_ fd: Int32) {
+        var one: UInt64 = 1
+        while write(fd, &one, 8) != 8 {
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                var drained: UInt64 = 0
+                _ = read(fd, &drained, 8)
+            default:
+                preconditionFailure("PortRunLoop: write to the loop's eventfd failed, errno \(errno)")
+            }
+        }
+    }
+
+    /// `close(fd)`, once: on Linux the fd is released even when `close` reports `EINTR`.
+    static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 
     /// The calling thread, for owner checks (`pthread_self`).
     static func currentThread() -> pthread_t { pthread_self() }

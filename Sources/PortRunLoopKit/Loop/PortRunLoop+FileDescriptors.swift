@@ -1,0 +1,191 @@
+import DequeModule
+import Foundation
+
+/// An fd source scheduled in a loop: its persistent libevent event and its group (the modes it is
+/// in).
+///
+/// Armed state, lazily: a registration is armed (`event_add`) from the moment it is registered,
+/// whatever mode is running. When libevent reports it ready during a run of a mode it is not in, it
+/// is *suspended* (`event_del`) instead of queued, so that a level-triggered fd cannot keep waking a
+/// run that will not handle it; a run of one of its modes re-arms it when it starts (or becomes the
+/// innermost run again), and epoll, level-triggered, reports it again if it is still ready. So a run
+/// that starts or ends in the mode already armed makes no libevent call at all, and a mode switch
+/// changes only the sources that actually fired in the wrong mode.
+///
+/// Thread-safety: the loop's thread only.
+final class FileDescriptorRegistration: LibEventReceiver {
+    let source: FileDescriptorSource
+    let group: SourceGroup
+    private unowned let loop: PortRunLoop
+    private var event: LoopEvent?
+    /// Readiness reported since the handler last ran (merged when reported twice).
+    var readyEvents: FileDescriptorSource.Events = []
+    /// In the loop's ready queue.
+    var isQueued = false
+    /// In the loop's suspended list (disarmed after firing in another mode).
+    var isSuspended = false
+
+    init(source: FileDescriptorSource, group: SourceGroup, loop: PortRunLoop) throws(PortRunLoopError) {
+        self.source = source
+        self.group = group
+        self.loop = loop
+        super.init()
+        var flags: EventFlags = [.persist]
+        if source.events.contains(.read) { flags.insert(.read) }
+        if source.events.contains(.write) { flags.insert(.write) }
+        self.event = try LoopEvent(base: loop.base, fileDescriptor: source.fileDescriptor, flags: flags, receiver: self)
+    }
+
+    var isRegistered: Bool { event != nil }
+
+    /// libevent callback (inside `event_base_loop`): only records the readiness, or suspends the
+    /// registration when the running mode is not one of its own.
+    override func eventFired(_ flags: EventFlags) {
+        guard group.isInRunningMode else {
+            suspend()
+            return
+        }
+        if flags.contains(.read) { readyEvents.insert(.read) }
+        if flags.contains(.write) { readyEvents.insert(.write) }
+        if !isQueued {
+            isQueued = true
+            loop.readyFileDescriptors.append(self)
+        }
+    }
+
+    /// `event_add`; on failure (the kernel refused the fd) the source is cancelled with the error.
+    func arm() throws(PortRunLoopError) {
+        guard let event, !event.isPending else { return }
+        do {
+            try event.add()
+        } catch {
+            source.fail(.eventRegistrationFailed)
+            throw error
+        }
+    }
+
+    /// `event_del`, remembered in the loop's suspended list until a run of its modes re-arms it.
+    func suspend() {
+        guard let event, event.isPending else { return }
+        event.remove()
+        if !isSuspended {
+            isSuspended = true
+            loop.suspendedFileDescriptors.append(self)
+        }
+    }
+
+    /// Frees the libevent event (owner thread) and breaks the cycle with the receiver.
+    func detach() {
+        event?.remove()
+        event = nil
+    }
+}
+
+extension PortRunLoop {
+    /// Watches `fd` for `events` and calls `handler` on the loop's thread, in runs of `modes`,
+    /// whenever the fd is ready. Cancel the returned source (from any thread) to stop.
+    ///
+    /// - Throws: ``PortRunLoopError/invalidFileDescriptor(_:)`` for an fd that is not open,
+    ///   ``PortRunLoopError/unsupportedFileDescriptor(_:)`` for one epoll refuses (a regular file, a
+    ///   directory, `/dev/null`), on whatever thread `watch` is called: the fd is checked with the
+    ///   kernel before the call returns. ``PortRunLoopError/loopShutDown`` for a shut-down loop.
+    ///   A later refusal (the fd closed before the loop registered it) cancels the source and sets
+    ///   ``FileDescriptorSource/registrationError``.
+    ///
+    /// Thread-safety: any thread.
+    public func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events,
+                      inModes modes: [RunLoop.Mode] = [.common],
+                      handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
+        precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
+        precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
+        try System.checkPollable(fd)
+        guard !isShutDown else { throw .loopShutDown }
+        let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, handler: handler)
+        let modeSet = ModeSet(modes)
+        if isCurrentThread {
+            try registerFileDescriptorSource(source, modes: modeSet)
+        } else {
+            let queued = onOwner { loop in
+                do throws(PortRunLoopError) {
+                    try loop.registerFileDescriptorSource(source, modes: modeSet)
+                } catch {
+                    source.fail(error)
+                }
+            }
+            if !queued { source.fail(.loopShutDown) } // shut down since the check above
+        }
+        return source
+    }
+
+    private func registerFileDescriptorSource(_ source: FileDescriptorSource, modes: ModeSet) throws(PortRunLoopError) {
+        guard !source.isCancelled else { return }
+        guard !inbox.withLock({ $0.isShutDown }) else { throw .loopShutDown }
+        let registration = try FileDescriptorRegistration(source: source, group: sourceGroup(for: modes), loop: self)
+        do {
+            try registration.arm()
+        } catch {
+            registration.detach()
+            throw error
+        }
+        fdSources[ObjectIdentifier(source)] = registration
+        registration.group.fileDescriptors += 1
+    }
+
+    func unregisterFileDescriptorSource(_ source: FileDescriptorSource) {
+        guard let registration = fdSources.removeValue(forKey: ObjectIdentifier(source)) else { return }
+        registration.group.fileDescriptors -= 1
+        registration.detach()
+        // Left in the ready queue or the suspended list, it is skipped there (not registered).
+    }
+
+    /// Re-arms the suspended fd sources that belong to the running mode (called when a run becomes
+    /// the innermost one). Registrations no longer registered are dropped from the list.
+    func resumeSuspendedFileDescriptors() {
+        guard !suspendedFileDescriptors.isEmpty else { return }
+        var index = 0
+        while index < suspendedFileDescriptors.count {
+            let registration = suspendedFileDescriptors[index]
+            if !registration.isRegistered || registration.group.isInRunningMode {
+                suspendedFileDescriptors.swapAt(index, suspendedFileDescriptors.count - 1)
+                suspendedFileDescriptors.removeLast()
+                registration.isSuspended = false
+                if registration.isRegistered {
+                    do { try registration.arm() } catch { unregisterFileDescriptorSource(registration.source) }
+                }
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    /// Calls the handlers of the fd sources libevent reported ready, in the order they were
+    /// reported: O(1) per ready fd, each handler at most once per call for the readiness queued
+    /// when the call began. A handler may run the loop nested: the nested run takes the next ready
+    /// fds from the same queue, and this call goes on with whatever is left. A source cancelled by
+    /// an earlier handler in the same turn does not run (its gate is closed).
+    func handleReadyFileDescriptors() -> Bool {
+        var handled = false
+        var budget = readyFileDescriptors.count
+        while budget > 0, let registration = readyFileDescriptors.popFirst() {
+            budget -= 1
+            registration.isQueued = false
+            let ready = registration.readyEvents
+            registration.readyEvents = []
+            guard registration.isRegistered else { continue }
+            guard registration.group.isInRunningMode else {
+                // Queued by an outer run, reached by a nested run of another mode: level-triggered,
+                // it is reported again once a run of its modes re-arms it.
+                registration.suspend()
+                continue
+            }
+            let source = registration.source
+            if source.gate.tryEnter() {
+                source.handler(ready)
+                source.gate.exit()
+                fdEventsHandled.increment()
+                handled = true
+            }
+        }
+        return handled
+    }
+}

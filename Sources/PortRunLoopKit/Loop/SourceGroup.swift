@@ -1,0 +1,93 @@
+import Foundation
+
+/// Every source of a loop that is scheduled in exactly the same set of modes (usually there is one
+/// group, `.common`): how many ports and fd sources it holds, and its timers in a heap.
+///
+/// Grouping by mode set is what makes a turn's cost independent of the number of sources: a run
+/// works out once, when it starts, which groups belong to its mode (``PortRunLoop/RunFrame``), and
+/// marks them ``isInRunningMode``. From then on "is this source in the running mode?" is one load
+/// (an fd's readiness, a port's batch), "is the mode empty?" is a few counters, and "which timer is
+/// next?" is the top of a few heaps. Groups change only when a source is added in a new set of modes
+/// or the common modes change (``PortRunLoop/sourceGroupsGeneration``).
+///
+/// Thread-safety: the loop's thread only.
+final class SourceGroup {
+    let modes: ModeSet
+    var ports = 0
+    var fileDescriptors = 0
+    var timers = TimerHeap()
+    /// Timers whose block is running: out of the heap meanwhile, but still sources of their modes
+    /// (a nested run started by the block does not find the mode empty).
+    var firingTimers = 0
+    /// True while the innermost run's mode is one of ``modes``.
+    var isInRunningMode = false
+
+    init(modes: ModeSet) { self.modes = modes }
+
+    var isEmpty: Bool { ports == 0 && fileDescriptors == 0 && timers.isEmpty && firingTimers == 0 }
+}
+
+extension PortRunLoop {
+    /// The group for `modes`, made on first use (which changes the groups a mode has).
+    func sourceGroup(for modes: ModeSet) -> SourceGroup {
+        if let group = sourceGroups[modes] { return group }
+        let group = SourceGroup(modes: modes)
+        sourceGroups[modes] = group
+        sourceGroupsChanged()
+        return group
+    }
+
+    /// The groups whose sources belong to a run of `mode`.
+    func sourceGroups(in mode: RunLoop.Mode) -> [SourceGroup] {
+        let common = ownerCommonModes
+        return sourceGroups.values.filter { $0.modes.contains(mode, commonModes: common) }
+    }
+
+    /// A group was made or the common modes changed: the innermost run re-works out its groups now,
+    /// outer runs when they become innermost again.
+    func sourceGroupsChanged() {
+        sourceGroupsGeneration &+= 1
+        if !frames.isEmpty { activateInnermostFrame() }
+    }
+
+    /// Makes the innermost run's groups the ones marked ``SourceGroup/isInRunningMode`` (refreshing
+    /// them if the groups changed since the run worked them out), then re-arms the fd sources that
+    /// were suspended because they fired in another mode and belong to this one. With no run in
+    /// progress nothing is marked.
+    func activateInnermostFrame() {
+        for group in sourceGroups.values { group.isInRunningMode = false }
+        guard !frames.isEmpty else { return }
+        let index = frames.count - 1
+        if frames[index].groupsGeneration != sourceGroupsGeneration {
+            frames[index].groups = sourceGroups(in: frames[index].mode)
+            frames[index].groupsGeneration = sourceGroupsGeneration
+        }
+        for group in frames[index].groups { group.isInRunningMode = true }
+        resumeSuspendedFileDescriptors()
+    }
+
+    /// True when the innermost run's mode has no port, timer or fd source and no work is queued for
+    /// it (work just arrived in the inbox counts: it may be the control work that adds a source).
+    func innermostModeIsEmpty() -> Bool {
+        let frame = frames[frames.count - 1]
+        for group in frame.groups where !group.isEmpty { return false }
+        return !hasQueuedWork(for: frame.mode)
+    }
+
+    /// True when `mode` has no source and no queued work; for a run about to start.
+    func modeIsEmpty(_ mode: RunLoop.Mode) -> Bool {
+        let common = ownerCommonModes
+        for group in sourceGroups.values where !group.isEmpty && group.modes.contains(mode, commonModes: common) {
+            return false
+        }
+        return !hasQueuedWork(for: mode)
+    }
+
+    private func hasQueuedWork(for mode: RunLoop.Mode) -> Bool {
+        if !localWork.isEmpty {
+            let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes)
+            if localWork.contains(where: { filter.matches($0) }) { return true }
+        }
+        return inbox.withLock { !$0.work.isEmpty }
+    }
+}
