@@ -3,7 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Testing
 
-/// The shortest failing sequences the randomized model test found (issue 6 §2), kept as fixed
+/// The shortest failing sequences the randomized model test found, kept as fixed
 /// cases so each fixed core bug stays fixed whatever seeds a later run draws. Each sequence runs on
 /// a fresh loop, then the model's drain; the seed only sets the ports' queue limits (1...3).
 @Suite(.timeLimit(.minutes(1))) struct ModelRegressionTests {
@@ -65,5 +65,13 @@ import Testing
                       .run(mode: .default, kind: .beforePast)],
                      seed: 1,
                      "a run whose deadline has passed must still handle due timers and ready fds (R4, T5)")
+    }
+
+    @Test func aNestedRunOfAnotherModeKeepsTheReadinessItsOuterRunQueued() {
+        expectPasses([.writePipe, .watchPipe(mode: .default), .perform(modes: [.common], actions: [.addPort(port: 2, mode: .default)]),
+                      .send(port: 2), .addTimer(kind: .pastOneShot, mode: .a, actions: []),
+                      .onNextDelivery(port: 2, actions: [.run(mode: .a, kind: .poll(returnAfterSourceHandled: false))])],
+                     seed: 12_768_804_783_255_334_716,
+                     "fd readiness the outer run had queued was lost to a nested run of another mode (R4/R8)")
     }
 }

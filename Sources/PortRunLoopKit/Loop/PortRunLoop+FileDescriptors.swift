@@ -139,7 +139,8 @@ extension PortRunLoop {
     }
 
     /// Re-arms the suspended fd sources that belong to the running mode (called when a run becomes
-    /// the innermost one). Registrations no longer registered are dropped from the list.
+    /// the innermost one), and queues again the readiness a nested run of another mode set aside.
+    /// Registrations no longer registered are dropped from the list.
     func resumeSuspendedFileDescriptors() {
         guard !suspendedFileDescriptors.isEmpty else { return }
         var index = 0
@@ -149,8 +150,16 @@ extension PortRunLoop {
                 suspendedFileDescriptors.swapAt(index, suspendedFileDescriptors.count - 1)
                 suspendedFileDescriptors.removeLast()
                 registration.isSuspended = false
-                if registration.isRegistered {
-                    do { try registration.arm() } catch { unregisterFileDescriptorSource(registration.source) }
+                guard registration.isRegistered else { continue }
+                do {
+                    try registration.arm()
+                } catch {
+                    unregisterFileDescriptorSource(registration.source)
+                    continue
+                }
+                if !registration.readyEvents.isEmpty && !registration.isQueued {
+                    registration.isQueued = true
+                    readyFileDescriptors.append(registration)
                 }
             } else {
                 index += 1
@@ -173,8 +182,9 @@ extension PortRunLoop {
             registration.readyEvents = []
             guard registration.isRegistered else { continue }
             guard registration.group.isInRunningMode else {
-                // Queued by an outer run, reached by a nested run of another mode: level-triggered,
-                // it is reported again once a run of its modes re-arms it.
+                // Queued by an outer run, reached by a nested run of another mode: suspended with
+                // its readiness kept, and queued again when a run of its modes resumes it (R8).
+                registration.readyEvents = ready
                 registration.suspend()
                 continue
             }

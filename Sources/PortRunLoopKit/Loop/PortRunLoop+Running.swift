@@ -112,11 +112,16 @@ extension PortRunLoop {
     /// mode, which costs a few operations per group, not per source.
     func runSpecific(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
                      until condition: (() -> Bool)? = nil) -> RunLoopRunResult {
-        if condition == nil, modeIsEmpty(mode) { return .finished }
-        if inbox.withLock({ $0.isShutDown }) { return .finished }
-        frames.append(RunFrame(mode: mode))
+        let groups = sourceGroups(in: mode)
+        if condition == nil, modeIsEmpty(mode, groups: groups) { return .finished }
+        let entered = inbox.withLock { inbox -> Bool in
+            guard !inbox.isShutDown else { return false }
+            inbox.runDepth += 1
+            return true
+        }
+        guard entered else { return .finished }
+        frames.append(RunFrame(mode: mode, groups: groups, groupsGeneration: sourceGroupsGeneration))
         activateInnermostFrame()
-        inbox.withLock { $0.runDepth += 1 }
         defer {
             frames.removeLast()
             inbox.withLock {

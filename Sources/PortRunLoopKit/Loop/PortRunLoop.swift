@@ -58,6 +58,10 @@ public final class PortRunLoop: @unchecked Sendable {
     var sourceGroups: [ModeSet: SourceGroup] = [:]
     /// Moves whenever a group is made or the common modes change.
     var sourceGroupsGeneration = 0
+    /// The last ``sourceGroups(in:)`` answer.
+    var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
+    /// The groups marked ``SourceGroup/isInRunningMode``, and for which mode and generation.
+    var activeGroups: (mode: RunLoop.Mode?, generation: Int, groups: [SourceGroup]) = (nil, -1, [])
     /// Taken by each timer scheduling; orders timers due at the same time.
     var nextTimerSequence: UInt64 = 0
     /// Fd sources libevent reported ready in a mode they are in, in order (see

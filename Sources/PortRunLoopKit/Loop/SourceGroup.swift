@@ -37,32 +37,45 @@ extension PortRunLoop {
         return group
     }
 
-    /// The groups whose sources belong to a run of `mode`.
+    /// The groups whose sources belong to a run of `mode`. The last answer is kept until the
+    /// groups change, so the usual pattern (one mode run again and again) pays one string
+    /// comparison for it.
     func sourceGroups(in mode: RunLoop.Mode) -> [SourceGroup] {
+        if let last = lastGroupLookup, last.generation == sourceGroupsGeneration, last.mode == mode {
+            return last.groups
+        }
         let common = ownerCommonModes
-        return sourceGroups.values.filter { $0.modes.contains(mode, commonModes: common) }
+        let groups = sourceGroups.values.filter { $0.modes.contains(mode, commonModes: common) }
+        lastGroupLookup = (mode, sourceGroupsGeneration, groups)
+        return groups
     }
 
     /// A group was made or the common modes changed: the innermost run re-works out its groups now,
     /// outer runs when they become innermost again.
     func sourceGroupsChanged() {
         sourceGroupsGeneration &+= 1
-        if !frames.isEmpty { activateInnermostFrame() }
+        activateInnermostFrame()
     }
 
     /// Makes the innermost run's groups the ones marked ``SourceGroup/isInRunningMode`` (refreshing
     /// them if the groups changed since the run worked them out), then re-arms the fd sources that
-    /// were suspended because they fired in another mode and belong to this one. With no run in
-    /// progress nothing is marked.
+    /// were suspended because they fired in another mode and belong to this one.
+    ///
+    /// With no run in progress the marks stay as the last run left them: nothing reads them outside
+    /// a run (libevent callbacks and deliveries only happen inside one), and a loop that runs the
+    /// same mode again and again then changes no mark at all.
     func activateInnermostFrame() {
-        for group in sourceGroups.values { group.isInRunningMode = false }
         guard !frames.isEmpty else { return }
         let index = frames.count - 1
         if frames[index].groupsGeneration != sourceGroupsGeneration {
             frames[index].groups = sourceGroups(in: frames[index].mode)
             frames[index].groupsGeneration = sourceGroupsGeneration
         }
-        for group in frames[index].groups { group.isInRunningMode = true }
+        if activeGroups.generation != sourceGroupsGeneration || activeGroups.mode != frames[index].mode {
+            for group in activeGroups.groups { group.isInRunningMode = false }
+            for group in frames[index].groups { group.isInRunningMode = true }
+            activeGroups = (frames[index].mode, sourceGroupsGeneration, frames[index].groups)
+        }
         resumeSuspendedFileDescriptors()
     }
 
@@ -70,16 +83,13 @@ extension PortRunLoop {
     /// it (work just arrived in the inbox counts: it may be the control work that adds a source).
     func innermostModeIsEmpty() -> Bool {
         let frame = frames[frames.count - 1]
-        for group in frame.groups where !group.isEmpty { return false }
-        return !hasQueuedWork(for: frame.mode)
+        return modeIsEmpty(frame.mode, groups: frame.groups)
     }
 
-    /// True when `mode` has no source and no queued work; for a run about to start.
-    func modeIsEmpty(_ mode: RunLoop.Mode) -> Bool {
-        let common = ownerCommonModes
-        for group in sourceGroups.values where !group.isEmpty && group.modes.contains(mode, commonModes: common) {
-            return false
-        }
+    /// True when `groups` (a mode's) hold no source and no work is queued for `mode`; for a run
+    /// about to start.
+    func modeIsEmpty(_ mode: RunLoop.Mode, groups: [SourceGroup]) -> Bool {
+        for group in groups where !group.isEmpty { return false }
         return !hasQueuedWork(for: mode)
     }
 
