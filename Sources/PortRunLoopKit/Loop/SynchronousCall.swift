@@ -1,79 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
-/// One ``PortRunLoop/performAndWait(timeout:_:)`` in flight.
+/// One ``PortRunLoop/performAndWait(timeout:_:)`` in flight: one allocation (this object), nothing
+/// else per call.
 ///
-/// State machine (guarded by `state`): pending → running → finished, or pending → cancelled
-/// (timeout) / failed (loop shut down). The body is dropped the moment it can no longer run, which
-/// `withoutActuallyEscaping` requires: once the waiter returns, nothing may still refer to it.
+/// State machine, one atomic word: `pending` → `claimed` → `finished` | `withdrawn`. Whoever moves
+/// it out of `pending` (compare-exchange) owns the body from then on: the loop's thread to run it,
+/// or the waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes
+/// the result or the error, and publishes with a releasing store of the final state; the waiter
+/// reads them after an acquiring load. The body is dropped before the final state is published,
+/// which `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it.
 ///
-/// The waiter is woken through its own loop's doorbell when it has a loop (it is then running the
-/// private `.synchronousWait` mode and serving calls made to it), or through `condition` otherwise.
+/// The waiter is woken through its own loop when it has one (it is then running the private
+/// `.synchronousWait` mode and serving calls made to it), or else through its thread's
+/// ``ThreadParker`` (one condition variable per thread, made once).
 ///
-/// Thread-safety: `Sendable`; the body runs on the target loop's thread only.
+/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the state word as above.
+/// The body runs on the target loop's thread only.
 final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Sendable {
-    private enum State: Sendable {
-        case pending(@Sendable () throws -> T)
-        case running
-        case finished(Result<T, any Error>)
-        case withdrawn(PortRunLoopError)
-    }
+    private static var pending: Int { 0 }
+    private static var claimed: Int { 1 }
+    private static var finished: Int { 2 }
+    private static var withdrawn: Int { 3 }
 
-    private let state: TracedMutex<State>
+    private let state = Atomic<Int>(0)
+    private var body: (@Sendable () throws -> T)?
+    private var result: Result<T, any Error>?
+    private var error: PortRunLoopError?
     private let waiterLoop: PortRunLoop?
-    private let condition: ConditionLock?
+    private let parker: ThreadParker?
 
     init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
-        self.state = TracedMutex(.pending(body))
+        self.body = body
         self.waiterLoop = waiter
-        self.condition = waiter == nil ? ConditionLock() : nil
+        self.parker = waiter == nil ? ThreadParker.current : nil
+    }
+
+    private func claim() -> Bool {
+        state.compareExchange(expected: Self.pending, desired: Self.claimed, ordering: .acquiring).exchanged
     }
 
     func run() {
-        // The body is taken out, called and released inside this closure, so no reference to it
-        // survives to the moment the waiter is woken (and leaves `withoutActuallyEscaping`).
-        let result: Result<T, any Error>? = {
-            let body: (@Sendable () throws -> T)? = state.withLock { state in
-                guard case .pending(let body) = state else { return nil }
-                state = .running
-                return body
-            }
-            guard let body else { return nil }
-            return Result { try body() }
-        }()
-        guard let result else { return }
-        finish(.finished(result))
+        guard claim() else { return }
+        // Taken out, called and released inside this function, before the result is published.
+        let result = Self.call(take(&body)!)
+        self.result = result
+        publish(Self.finished)
+    }
+
+    private static func call(_ body: @Sendable () throws -> T) -> Result<T, any Error> {
+        Result { try body() }
     }
 
     func fail(_ error: PortRunLoopError) {
-        let changed = state.withLock { state -> Bool in
-            guard case .pending = state else { return false }
-            state = .withdrawn(error)
-            return true
-        }
-        if changed { wakeWaiter() }
+        guard claim() else { return }
+        body = nil
+        self.error = error
+        publish(Self.withdrawn)
     }
 
-    private func finish(_ newState: State) {
-        state.withLock { $0 = newState }
-        wakeWaiter()
-    }
-
-    private func wakeWaiter() {
-        if let condition {
-            condition.withLock { condition.broadcast() }
+    /// Stores the final state and wakes the waiter. With a parker the store happens under its lock,
+    /// so a waiter that checks the state under the same lock cannot miss the wake-up, and cannot
+    /// return (and its thread exit) while this is still signalling.
+    private func publish(_ final: Int) {
+        if let parker {
+            parker.lock.withLock {
+                state.store(final, ordering: .releasing)
+                parker.lock.broadcast()
+            }
         } else {
+            state.store(final, ordering: .releasing)
             waiterLoop?.wakeUp()
         }
     }
 
-    private var isDone: Bool {
-        state.withLock { state in
-            switch state {
-            case .finished, .withdrawn: true
-            case .pending, .running: false
-            }
-        }
-    }
+    private var isDone: Bool { state.load(ordering: .acquiring) >= Self.finished }
 
     /// Blocks until the call finished or was withdrawn. At `deadline` a call that has not started
     /// is withdrawn with ``PortRunLoopError/timedOut``; one that has started is waited for.
@@ -83,10 +86,10 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
             if let loop = waiterLoop {
                 _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isDone })
-            } else if let condition {
-                condition.withLock {
+            } else if let parker {
+                parker.lock.withLock {
                     while !isDone {
-                        if !condition.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
+                        if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
                     }
                 }
             }
@@ -99,15 +102,42 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     }
 
     func takeResult() throws -> T {
-        try state.withLock { state -> T in
-            switch state {
-            case .finished(let result):
-                return try result.get()
-            case .withdrawn(let error):
-                throw error
-            case .pending, .running:
-                preconditionFailure("PortRunLoop: synchronous call result read before completion")
-            }
+        precondition(isDone, "PortRunLoop: synchronous call result read before completion")
+        if let error { throw error }
+        return try result!.get()
+    }
+}
+
+/// Moves the value out of `value`, leaving nil.
+@inline(__always) private func take<V>(_ value: inout V?) -> V? {
+    defer { value = nil }
+    return value
+}
+
+/// A condition variable of the calling thread's own, made on the thread's first blocking call and
+/// kept until the thread exits: what a thread without a loop sleeps on in
+/// ``PortRunLoop/performAndWait(timeout:_:)``, so a call allocates no lock of its own.
+///
+/// Thread-safety: `Sendable`; ``lock`` is a ``ConditionLock``. Only its thread waits on it; any
+/// thread signals it.
+final class ThreadParker: Sendable {
+    let lock = ConditionLock()
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let rc = pthread_key_create(&key) { raw in
+            guard let raw else { return }
+            Unmanaged<ThreadParker>.fromOpaque(raw).release()
         }
+        precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
+        return key
+    }()
+
+    /// The calling thread's parker.
+    static var current: ThreadParker {
+        if let raw = pthread_getspecific(key) { return Unmanaged<ThreadParker>.fromOpaque(raw).takeUnretainedValue() }
+        let parker = ThreadParker()
+        pthread_setspecific(key, Unmanaged.passRetained(parker).toOpaque())
+        return parker
     }
 }
