@@ -50,9 +50,16 @@ final class WakeTimer: LibEventReceiver {
         event = try LoopEvent(base: base, flags: [], receiver: self)
     }
 
+    /// How close a new wake-up time may be to the armed one and still keep it: far below the
+    /// millisecond epoll waits in (libevent rounds the timeout up to whole milliseconds), and far
+    /// above the jitter of a deadline recomputed from the wall clock on every sleep.
+    static let keepWithin = 50e-6
+
     /// Arms the timer for the monotonic time `deadline` (`.infinity`: disarms it).
     func arm(for deadline: Double) {
-        guard deadline != armedFor, let event else { return }
+        guard let event else { return }
+        if let armedFor, abs(armedFor - deadline) <= Self.keepWithin { return }
+        if armedFor == nil && deadline == .infinity { return }
         if deadline == .infinity {
             event.remove()
             armedFor = nil

@@ -157,8 +157,14 @@ extension PortRunLoop {
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || nextRunnableWorkIndex(mode: mode) != nil
                 || hasDeliverablePendingPort(mode: mode) { continue }
-            let wake = min(deadline, nextTimerDue())
-            if wake <= now { continue }
+            var wake = deadline
+            let timerWake = nextTimerWake()
+            if timerWake != .infinity {
+                // Timer dates are wall-clock dates; the wait is on the monotonic clock.
+                let wallNow = Date().timeIntervalSinceReferenceDate
+                if nextTimerDue() <= wallNow { continue }
+                wake = min(wake, now + (timerWake - wallNow))
+            }
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
             waitForEvents(until: wake)
         }

@@ -6,10 +6,12 @@ import Foundation
 final class TimerRegistration {
     let timer: RunLoopTimer
     var group: SourceGroup
-    /// The latest time it may fire, on the monotonic clock: its fire date plus its tolerance
-    /// (`.infinity`: never, e.g. `.distantFuture`). The heap's key, so a timer with a tolerance lets
-    /// the loop sleep past its fire date, up to this time.
+    /// Its fire date, in seconds since the reference date (the wall clock, as `Date`): the heap's
+    /// key. Timers compare dates exactly, so equal dates tie and fire in scheduling order.
+    /// `.infinity` for dates so far away they never come (`.distantFuture`).
     var due: Double = .infinity
+    /// Its tolerance: how far past `due` the loop may sleep before it fires (see ``TimerHeap/wake``).
+    var slack: Double = 0
     /// The loop's schedule counter when it was last scheduled (ties between equal `due`s).
     var sequence: UInt64 = 0
     /// Its index in `group.timers`, or -1 while it is not in the heap (firing, or unregistered).
@@ -48,11 +50,13 @@ extension PortRunLoop {
         }
     }
 
-    /// Puts `registration` in its group's heap, due at its timer's fire date plus tolerance, after
-    /// every timer scheduled before it.
+    /// Puts `registration` in its group's heap, due at its timer's fire date, after every timer
+    /// scheduled before it.
     private func schedule(_ registration: TimerRegistration) {
         let (fireDate, tolerance) = registration.timer.schedule
-        registration.due = fireDate.monotonicDeadline + tolerance
+        let seconds = fireDate.timeIntervalSinceReferenceDate
+        registration.due = seconds >= Date.distantFuture.timeIntervalSinceReferenceDate ? .infinity : seconds
+        registration.slack = tolerance
         registration.sequence = nextTimerSequence
         nextTimerSequence &+= 1
         registration.group.timers.insert(registration)
@@ -102,31 +106,37 @@ extension PortRunLoop {
         return earliest
     }
 
-    /// When the running mode's next timer is due (monotonic; `.infinity` for none).
+    /// The running mode's earliest fire date (seconds since the reference date; `.infinity` for
+    /// none).
     func nextTimerDue() -> Double { earliestTimer()?.due ?? .infinity }
 
-    /// Fires the running mode's timers that are due (their fire date plus tolerance has come),
-    /// earliest first (equal dates in the order they were scheduled). A timer scheduled during this call (including a repeating timer's next
-    /// fire) waits for the next turn, so a timer that keeps re-arming itself cannot hold the loop.
+    /// When the loop must wake for the running mode's timers (seconds since the reference date):
+    /// the earliest of its groups' ``TimerHeap/wake``s.
+    func nextTimerWake() -> Double {
+        var wake = Double.infinity
+        for group in frames[frames.count - 1].groups { wake = min(wake, group.timers.wake) }
+        return wake
+    }
+
+    /// Fires the running mode's timers whose fire date has come, earliest first (equal dates in
+    /// the order they were scheduled). A timer scheduled during this call (including a repeating
+    /// timer's next fire) waits for the next turn, so a timer that keeps re-arming itself cannot
+    /// hold the loop.
     ///
     /// While its block runs a timer is out of its heap: a nested run cannot fire it again (CF's
     /// "firing" guard). When the block returns, a repeating timer moves on by whole intervals past
     /// the moment it fired, and a one-shot timer is invalidated, unless the block set its fire date,
     /// which re-arms it for that date.
     func fireDueTimers() -> Bool {
+        guard nextTimerDue() != .infinity else { return false }
         var handled = false
-        let now = System.monotonicSeconds()
+        let nowDate = Date()
+        let now = nowDate.timeIntervalSinceReferenceDate
         let limit = nextTimerSequence
         while let registration = earliestTimer(), registration.due <= now, registration.sequence < limit {
             registration.group.timers.remove(registration)
             let timer = registration.timer
             guard timer.isValid else { unregisterTimer(timer); continue }
-            let wallNow = Date()
-            if wallNow < timer.fireDate {
-                // libevent's monotonic clock and the wall clock disagree by a hair: never early.
-                schedule(registration)
-                continue
-            }
             let dateVersion = timer.fireDateVersion
             if timer.gate.tryEnter() {
                 setFiring(registration, true)
@@ -140,7 +150,7 @@ extension PortRunLoop {
             if timer.fireDateVersion != dateVersion {
                 schedule(registration) // its block set a new fire date
             } else if timer.repeats {
-                timer.advance(after: wallNow)
+                timer.advance(after: nowDate)
                 schedule(registration)
             } else {
                 timer.invalidate()

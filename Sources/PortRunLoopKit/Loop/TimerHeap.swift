@@ -15,6 +15,18 @@ struct TimerHeap {
     /// The timer due first.
     var first: TimerRegistration? { items.first }
 
+    /// When the loop must wake for these timers: the first timer's date plus its tolerance, but no
+    /// later than the second-earliest date (which is one of the root's children). So each timer
+    /// fires between its date and its date plus its tolerance, and a timer with a tolerance lets
+    /// the loop sleep on until the next timer is due, then fires with it: coalescing in O(1).
+    var wake: Double {
+        guard let first = items.first else { return .infinity }
+        var wake = first.due + first.slack
+        if items.count > 1 { wake = min(wake, items[1].due) }
+        if items.count > 2 { wake = min(wake, items[2].due) }
+        return wake
+    }
+
     mutating func insert(_ timer: TimerRegistration) {
         precondition(timer.heapIndex < 0, "PortRunLoop: a timer registration was inserted into a heap twice")
         timer.heapIndex = items.count
