@@ -29,6 +29,8 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     private var body: (@Sendable () throws -> T)?
     private var result: Result<T, any Error>?
     private var error: PortRunLoopError?
+    /// When the call finished or was withdrawn (monotonic seconds), for ``ThreadParker``.
+    private var completedAt = 0.0
     private let waiterLoop: PortRunLoop?
     private let parker: ThreadParker?
 
@@ -65,6 +67,7 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     /// so a waiter that checks the state under the same lock cannot miss the wake-up, and cannot
     /// return (and its thread exit) while this is still signalling.
     private func publish(_ final: Int) {
+        if parker != nil { completedAt = System.monotonicSeconds() }
         if let parker {
             parker.lock.withLock {
                 state.store(final, ordering: .releasing)
@@ -87,11 +90,16 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
                 _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isDone })
             } else if let parker {
-                parker.lock.withLock {
-                    while !isDone {
-                        if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
+                let start = System.monotonicSeconds()
+                if !parker.spin(from: start, until: deadline, for: { self.isDone }) {
+                    parker.lock.withLock {
+                        while !isDone {
+                            if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
+                        }
                     }
                 }
+                // How soon the loop answered, not counting this thread's own wake-up.
+                parker.record(answeredAfter: isDone ? completedAt - start : .infinity)
             }
             if isDone { return }
             if System.monotonicSeconds() >= deadline {
@@ -118,10 +126,32 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
 /// kept until the thread exits: what a thread without a loop sleeps on in
 /// ``PortRunLoop/performAndWait(timeout:_:)``, so a call allocates no lock of its own.
 ///
+/// Before it sleeps, a waiter spins the way a loop does before it parks (``IdleSpin``): only when
+/// its last call was answered sooner than a spin lasts, that is, while calls are answered in a
+/// burst (a loop thread that is itself spinning answers in a microsecond or two).
+///
 /// Thread-safety: `Sendable`; ``lock`` is a ``ConditionLock``. Only its thread waits on it; any
-/// thread signals it.
-final class ThreadParker: Sendable {
+/// thread signals it. ``lastWait`` is touched by its own thread only.
+final class ThreadParker: @unchecked Sendable {
     let lock = ConditionLock()
+    /// How soon the last call was answered, in seconds (own thread only).
+    private var lastAnswer = Double.infinity
+
+    /// Spins (yielding the CPU) for `done` while the last call was answered within
+    /// ``IdleSpin/limit``, at most that long and never past `deadline`. True when `done` became
+    /// true; false when the caller must sleep.
+    func spin(from start: Double, until deadline: Double, for done: () -> Bool) -> Bool {
+        guard lastAnswer < IdleSpin.limit else { return false }
+        let end = min(start + IdleSpin.limit, deadline)
+        while System.monotonicSeconds() < end {
+            if done() { return true }
+            sched_yield()
+        }
+        return done()
+    }
+
+    /// Records how soon a call was answered (`.infinity` when it was not: timed out).
+    func record(answeredAfter seconds: Double) { lastAnswer = seconds }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
