@@ -120,6 +120,13 @@ extension PortRunLoop {
     private func registerFileDescriptorSource(_ source: FileDescriptorSource, modes: ModeSet) throws(PortRunLoopError) {
         guard !source.isCancelled else { return }
         guard !inbox.withLock({ $0.isShutDown }) else { throw .loopShutDown }
+        // A source on the same fd number that was cancelled from another thread may still be
+        // registered (its removal is queued behind this call). If the fd was closed and the number
+        // reused since, libevent would take the new registration for a duplicate of the old one
+        // and never add the new file to epoll: finish those removals first.
+        for stale in fileDescriptorRegistrations[source.fileDescriptor] ?? [] where stale.source.isCancelled {
+            unregisterFileDescriptorSource(stale.source)
+        }
         let registration = try FileDescriptorRegistration(source: source, group: sourceGroup(for: modes), loop: self)
         do {
             try registration.arm()
@@ -128,11 +135,17 @@ extension PortRunLoop {
             throw error
         }
         fdSources[ObjectIdentifier(source)] = registration
+        fileDescriptorRegistrations[source.fileDescriptor, default: []].append(registration)
         registration.group.fileDescriptors += 1
     }
 
     func unregisterFileDescriptorSource(_ source: FileDescriptorSource) {
         guard let registration = fdSources.removeValue(forKey: ObjectIdentifier(source)) else { return }
+        let fd = source.fileDescriptor
+        if var sameFD = fileDescriptorRegistrations[fd] {
+            sameFD.removeAll { $0 === registration }
+            fileDescriptorRegistrations[fd] = sameFD.isEmpty ? nil : sameFD
+        }
         registration.group.fileDescriptors -= 1
         registration.detach()
         // Left in the ready queue or the suspended list, it is skipped there (not registered).

@@ -54,6 +54,8 @@ public final class PortRunLoop: @unchecked Sendable {
     var ports: [ObjectIdentifier: PortRegistration] = [:]
     var timers: [ObjectIdentifier: TimerRegistration] = [:]
     var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
+    /// The same registrations by fd number (several sources may watch one fd).
+    var fileDescriptorRegistrations: [Int32: [FileDescriptorRegistration]] = [:]
     /// Every source, grouped by the exact set of modes it is scheduled in (see ``SourceGroup``).
     var sourceGroups: [ModeSet: SourceGroup] = [:]
     /// Moves whenever a group is made or the common modes change.
@@ -115,6 +117,7 @@ public final class PortRunLoop: @unchecked Sendable {
         ports.removeAll()
         timers.removeAll()
         fdSources.removeAll()
+        fileDescriptorRegistrations.removeAll()
         readyFileDescriptors.removeAll()
         suspendedFileDescriptors.removeAll()
     }
@@ -281,6 +284,7 @@ extension PortRunLoop {
         let deadSources = fdSources.values.map(\.source)
         for registration in fdSources.values { registration.detach() }
         fdSources.removeAll()
+        fileDescriptorRegistrations.removeAll()
         for group in sourceGroups.values { group.timers.removeAll() }
         sourceGroups.removeAll()
         sourceGroupsChanged()
