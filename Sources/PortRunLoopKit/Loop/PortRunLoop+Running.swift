@@ -59,7 +59,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     public func stop() {
         if isCurrentThread {
-            if !frames.isEmpty { frames[frames.count - 1].stopped = true }
+            stopInnermostUserRun()
             return
         }
         let ring = inbox.withLock { inbox -> Bool in
@@ -120,7 +120,7 @@ extension PortRunLoop {
             return true
         }
         guard entered else { return .finished }
-        frames.append(RunFrame(mode: mode, groups: groups, groupsGeneration: sourceGroupsGeneration))
+        frames.append(RunFrame(mode: mode, isPrivate: condition != nil, groups: groups, groupsGeneration: sourceGroupsGeneration))
         activateInnermostFrame()
         defer {
             frames.removeLast()
@@ -189,7 +189,17 @@ extension PortRunLoop {
             defer { inbox.stopRequested = false }
             return inbox.stopRequested
         }
-        if stop { frames[frames.count - 1].stopped = true }
+        if stop { stopInnermostUserRun() }
+    }
+
+    /// Marks the innermost run made by the loop's user as stopped. The library's own waits (a
+    /// `performAndWait` or `postAndWait` made on this thread, which run the private
+    /// `.synchronousWait` mode) are not the run a `stop()` is meant for: they go on until their call
+    /// completes, and the run they were made from then ends. With no user run in progress the
+    /// stop is dropped (R6).
+    func stopInnermostUserRun() {
+        guard let index = frames.lastIndex(where: { !$0.isPrivate }) else { return }
+        frames[index].stopped = true
     }
 
     /// Waits until work arrives, an fd is ready, or the monotonic time `wake` (the run's deadline

@@ -92,6 +92,9 @@ public final class PortRunLoop: @unchecked Sendable {
     /// innermost last.
     struct RunFrame {
         let mode: RunLoop.Mode
+        /// A wait of the library's own (a synchronous call or post waiting for its answer), not a
+        /// run the user started: ``stop()`` is not meant for it.
+        let isPrivate: Bool
         var stopped = false
         /// The source groups in `mode`, worked out when the run started (or became innermost
         /// again after the groups changed).
