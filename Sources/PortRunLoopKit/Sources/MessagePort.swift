@@ -253,8 +253,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     @discardableResult
     public func waitForRunningHandlers(timeout: Duration? = nil) -> Bool {
         let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
-        let inside = withLock { state.loop?.isCurrentThread ?? false } && gate.handlersInFlight > 0
-        return gate.waitForHandlers(deadlineMonotonic: deadline, excludingCurrent: inside)
+        // The batches of this port the calling thread is itself inside (a handler, or a nested run
+        // continuing the batch): whatever loop the port is attached to now, or none after
+        // `invalidate()` or its removal from its last mode.
+        let held = PortRunLoop.existingForCurrentThread()?.portsInDelivery.reduce(0) { $0 + ($1 === self ? 1 : 0) } ?? 0
+        return gate.waitForHandlers(deadlineMonotonic: deadline, excluding: held)
     }
 
     /// Counts since the port was made.

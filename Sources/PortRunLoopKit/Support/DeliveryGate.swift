@@ -58,10 +58,10 @@ final class DeliveryGate: Sendable {
     /// Number of handler calls in flight right now.
     var handlersInFlight: Int { Int(state.load(ordering: .acquiring) >> 1) }
 
-    /// Blocks until no handler call is in flight. Returns at once when called from inside a handler
-    /// guarded by this gate on `isInsideHandler` (waiting would deadlock on itself).
-    func waitForHandlers(deadlineMonotonic: Double = .infinity, excludingCurrent insideHandler: Bool = false) -> Bool {
-        let allowed: UInt = insideHandler ? 1 : 0
+    /// Blocks until no handler call is in flight except the `heldByCaller` calls the calling
+    /// thread itself is inside (its own stack: waiting for them would deadlock on itself).
+    func waitForHandlers(deadlineMonotonic: Double = .infinity, excluding heldByCaller: Int = 0) -> Bool {
+        let allowed = UInt(heldByCaller)
         if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
         waiterCount.add(1, ordering: .sequentiallyConsistent)
         defer { waiterCount.subtract(1, ordering: .sequentiallyConsistent) }
