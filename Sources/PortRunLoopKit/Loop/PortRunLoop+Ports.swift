@@ -48,25 +48,46 @@ extension PortRunLoop {
     /// Thread-safety: any thread. On the loop's thread it takes effect at once; from another thread
     /// before the loop's next turn (a sleeping loop is woken).
     public func add(_ port: MessagePort, forMode mode: RunLoop.Mode) {
-        guard port.attach(to: self) else { return }
+        let (accepted, ring) = port.schedule(on: self, mode: mode)
+        guard accepted else { return }
+        if ring { ringDoorbell() }
         // A shut-down loop invalidates its ports; one added to it afterwards gets the same fate.
-        if !onOwner({ loop in loop.registerPort(port, mode: mode) }) { port.invalidate() }
+        if !onOwner({ loop in loop.syncPort(port) }) { port.invalidate() }
     }
 
     /// Removes `port` from `mode`. When it is in no mode of this loop any more it is unscheduled
-    /// (messages stay queued in it) and may be scheduled in another loop.
+    /// (messages stay queued in it) and may at once be scheduled in another loop; a batch this
+    /// loop's thread is delivering at that moment is finished first (no other loop takes the
+    /// port's messages until then).
     ///
     /// Thread-safety: any thread; takes effect like ``add(_:forMode:)-(MessagePort,_)``.
     public func remove(_ port: MessagePort, forMode mode: RunLoop.Mode) {
-        onOwner { loop in
-            guard let registration = loop.ports[ObjectIdentifier(port)] else { return }
-            let modes = registration.modes.removing(mode)
-            if modes.isEmpty {
-                loop.unregisterPort(port, discardingBuffered: false)
-            } else if modes != registration.modes {
-                registration.move(to: loop.sourceGroup(for: modes))
+        guard port.unschedule(from: self, mode: mode) else { return }
+        onOwner { loop in loop.syncPort(port) }
+    }
+
+    /// Owner: makes the loop's registration of `port` follow the port's own record of where it is
+    /// scheduled (``MessagePort/scheduledModes(on:)``), whatever order adds and removes made on
+    /// other threads arrive in. Every add and remove queues one; each is idempotent.
+    private func syncPort(_ port: MessagePort) {
+        if inbox.withLock({ $0.isShutDown }) { port.invalidate(); return }
+        let modes = port.scheduledModes(on: self)
+        let id = ObjectIdentifier(port)
+        if modes.isEmpty {
+            if ports[id] != nil {
+                unregisterPort(port, discardingBuffered: !port.isValid)
+            } else {
+                port.finishLeaving(self)
             }
+            return
         }
+        let modeSet = ModeSet(modes)
+        if let registration = ports[id] {
+            if modeSet != registration.modes { registration.move(to: sourceGroup(for: modeSet)) }
+        } else {
+            ports[id] = PortRegistration(port: port, group: sourceGroup(for: modeSet))
+        }
+        port.finishLeaving(self) // removed and added back here before this loop let go of it
     }
 
     /// Producer side, called with the port's lock held: `port` went from empty to non-empty while
@@ -79,18 +100,6 @@ extension PortRunLoop {
         enqueueDeferringDoorbell(QueuedWork(modes: .all, kind: .portReady(port))).ring
     }
 
-    private func registerPort(_ port: MessagePort, mode: RunLoop.Mode) {
-        guard port.isValid, port.isAttached(to: self) else { return }
-        if inbox.withLock({ $0.isShutDown }) { port.invalidate(); return }
-        let id = ObjectIdentifier(port)
-        if let registration = ports[id] {
-            let modes = registration.modes.inserting(mode)
-            if modes != registration.modes { registration.move(to: sourceGroup(for: modes)) }
-        } else {
-            ports[id] = PortRegistration(port: port, group: sourceGroup(for: ModeSet([mode])))
-        }
-    }
-
     /// Owner thread: forgets `port`. Messages the loop had already taken are discarded (and
     /// counted) when the port was invalidated, or put back in front of its queue otherwise.
     func unregisterPort(_ port: MessagePort, discardingBuffered: Bool) {
@@ -99,10 +108,10 @@ extension PortRunLoop {
         if discardingBuffered || !port.isValid {
             port.discardBuffered()
         } else {
-            // Before detaching: once detached, another loop may take the port (and its buffer).
+            // Before letting go: from then on another loop may take the port's messages.
             port.requeueBuffered()
         }
-        port.detach(from: self)
+        port.finishLeaving(self)
     }
 
     /// Owner: a port-ready item reached the head of the work queue. Delivers now when the port is
@@ -165,8 +174,7 @@ extension PortRunLoop {
     /// unwrapped once; one `Message` per batch holds the (retained-once) receive port and only its
     /// per-message fields are reassigned. Docs/Benchmarks.md records what each of these gained.
     func deliverMessages(of port: MessagePort, mode: RunLoop.Mode) -> Bool {
-        let (delegate, handler) = port.takeQueuedMessages()
-        guard !port.ownerBuffer.isEmpty else { return false }
+        guard let (delegate, handler) = port.takeQueuedMessages(by: self), !port.ownerBuffer.isEmpty else { return false }
         guard port.gate.tryEnter() else {
             port.discardBuffered()
             return false

@@ -58,6 +58,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         var handler: (@Sendable (MessagePort.Message) -> Void)?
         var rejected = 0
         var discarded = 0
+        /// The modes of `loop` the port is scheduled in: the truth the loop's registration follows.
+        var modes: Set<RunLoop.Mode> = []
+        /// A loop the port was removed from whose thread has not let go of it yet (it may be
+        /// delivering a batch it took). No other loop takes messages until it has.
+        var leaving: PortRunLoop?
     }
 
     // Layout matters here (stored properties are laid out in declaration order). The loop's thread
@@ -236,7 +241,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             state.queue.removeAll()
             state.readyOnLoop = false
             notifyRoomChanged()
-            defer { state.loop = nil }
+            defer { state.loop = nil; state.modes = [] }
             return state.loop
         }
         loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
@@ -291,33 +296,61 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Records that `loop` schedules this port; traps if another loop already does. Returns false
     /// for an invalidated port (nothing is scheduled).
-    func attach(to loop: PortRunLoop) -> Bool {
-        let notify: Bool = withLock {
-            guard state.isValid else { return false }
+    /// Any thread, for `loop.add(self, forMode: mode)`: schedules the port in `mode` of `loop`.
+    /// Returns false for an invalid port (nothing to do) and whether the caller must ring `loop`'s
+    /// doorbell (held messages are now the loop's to deliver). A port scheduled in another loop
+    /// is a programmer error.
+    func schedule(on loop: PortRunLoop, mode: RunLoop.Mode) -> (accepted: Bool, ring: Bool) {
+        withLock {
+            guard state.isValid else { return (false, false) }
             if let current = state.loop {
                 precondition(current === loop,
                              "PortRunLoop.add(_:forMode:): this MessagePort is already scheduled in another PortRunLoop ('\(current.name)'); remove it there first")
-                return false
             }
             state.loop = loop
-            if !state.queue.isEmpty && !state.readyOnLoop {
-                state.readyOnLoop = true
-                return loop.portBecameReady(self) // queued under our lock, as in send
-            }
-            return false
+            state.modes.insert(mode)
+            guard state.leaving == nil, !state.queue.isEmpty, !state.readyOnLoop else { return (true, false) }
+            state.readyOnLoop = true
+            return (true, loop.portBecameReady(self)) // queued under our lock, as in send
         }
-        if notify { loop.ringDoorbell() }
-        return withLock { state.isValid }
     }
 
-    /// Forgets `loop` (the port was removed from all its modes there).
-    func detach(from loop: PortRunLoop) {
+    /// Any thread, for `loop.remove(self, forMode: mode)`: unschedules the port from `mode`. Once
+    /// it is in no mode it is detached at once (another loop may take it), and `loop`'s thread
+    /// lets go of it when it next syncs (``finishLeaving(_:)``). False when it was not scheduled
+    /// in `loop`.
+    func unschedule(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
         withLock {
-            if state.loop === loop { state.loop = nil; state.readyOnLoop = false }
+            guard state.loop === loop, state.modes.remove(mode) != nil else { return false }
+            if state.modes.isEmpty {
+                state.loop = nil
+                state.readyOnLoop = false
+                if state.leaving == nil { state.leaving = loop }
+            }
+            return true
         }
     }
 
-    /// Whether this port is currently attached to `loop`.
+    /// Owner thread of `loop`: the modes the port is scheduled in there (empty: not scheduled).
+    func scheduledModes(on loop: PortRunLoop) -> Set<RunLoop.Mode> {
+        withLock { state.loop === loop && state.isValid ? state.modes : [] }
+    }
+
+    /// Owner thread of `loop`, once it holds no messages of the port any more: if the port was
+    /// leaving `loop`, it has left; held messages are then handed to the loop it is scheduled in
+    /// now, if any.
+    func finishLeaving(_ loop: PortRunLoop) {
+        let next: PortRunLoop? = withLock {
+            guard state.leaving === loop else { return nil }
+            state.leaving = nil
+            guard let next = state.loop, !state.queue.isEmpty, !state.readyOnLoop else { return nil }
+            state.readyOnLoop = true
+            return next.portBecameReady(self) ? next : nil
+        }
+        next?.ringDoorbell()
+    }
+
+    /// Whether this port is currently scheduled in `loop`.
     func isAttached(to loop: PortRunLoop) -> Bool { withLock { state.loop === loop } }
 
     /// Owner thread: puts the messages the loop took but did not deliver (the port was removed from
@@ -347,9 +380,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// returning the handler closure through `withLock`'s generic result reabstracts it twice, and
     /// each reabstraction thunk is a heap allocation (2 mallocs per batch, i.e. per message when
     /// messages arrive one at a time; see Docs/Benchmarks.md).
-    func takeQueuedMessages() -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (MessagePort.Message) -> Void)?) {
+    ///
+    /// Returns nil, taking nothing, when the messages are not `loop`'s to take: the port is
+    /// scheduled elsewhere (or nowhere), or is still leaving another loop.
+    func takeQueuedMessages(by loop: PortRunLoop) -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (MessagePort.Message) -> Void)?)? {
         lock()
         defer { unlock() }
+        guard state.loop === loop, state.leaving == nil || state.leaving === loop else {
+            if state.loop === loop { state.readyOnLoop = false } // `finishLeaving` will tell it again
+            return nil
+        }
         if !state.queue.isEmpty {
             // Usually the owner buffer is empty and the whole queue is handed over by swapping
             // buffers (no per-message copy, retain or release; both keep their capacity).

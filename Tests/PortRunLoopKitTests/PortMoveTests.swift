@@ -1,0 +1,76 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// A port removed from all its modes of one loop may be scheduled in another at once, from any
+/// thread (M1), and its messages then flow to the new loop, none lost, none twice, in order.
+@Suite(.timeLimit(.minutes(1))) struct PortMoveTests {
+    @Test func removeThenAddFromAThirdThreadMovesThePort() throws {
+        let a = try RunLoopThread(name: "move-a")
+        let b = try RunLoopThread(name: "move-b")
+        defer { a.stop(); b.stop() }
+        let port = MessagePort(queueLimit: 1_000)
+        let seen = Recorder<(UInt32, String)>()
+        port.setHandler { message in seen.append((message.msgid, Thread.current.name ?? "")) }
+        a.loop.add(port, forMode: .common)
+        for id in 0..<100 { #expect(port.send(before: .distantFuture, msgid: UInt32(id))) }
+        // This thread is neither loop's: the removal from `a` is still queued there when `b` adds.
+        a.loop.remove(port, forMode: .common)
+        b.loop.add(port, forMode: .common)
+        for id in 100..<200 { #expect(port.send(before: .distantFuture, msgid: UInt32(id))) }
+        try a.loop.performAndWait {}
+        try b.loop.performAndWait {}
+        try b.loop.performAndWait {}
+        let values = seen.values
+        #expect(values.map(\.0) == (0..<200).map(UInt32.init))
+        // Everything after the move went to `b`; `a` delivered only what it had taken before.
+        let onB = values.drop { $0.1 == "move-a" }
+        #expect(onB.allSatisfy { $0.1 == "move-b" })
+        #expect(values.contains { $0.1 == "move-b" })
+        port.invalidate()
+    }
+
+    @Test func aBatchInProgressOnTheOldLoopFinishesBeforeTheNewLoopTakesAnything() throws {
+        let a = try RunLoopThread(name: "move-busy-a")
+        let b = try RunLoopThread(name: "move-busy-b")
+        defer { a.stop(); b.stop() }
+        let port = MessagePort(queueLimit: 1_000)
+        let seen = Recorder<(UInt32, String)>()
+        let inFirst = Signal()
+        let release = Signal()
+        port.setHandler { message in
+            if message.msgid == 0 {
+                inFirst.fire()
+                _ = release.wait()
+            }
+            seen.append((message.msgid, Thread.current.name ?? ""))
+        }
+        a.loop.add(port, forMode: .common)
+        for id in 0..<10 { #expect(port.send(before: .distantFuture, msgid: UInt32(id))) }
+        #expect(inFirst.wait()) // `a` took all ten and is inside the first handler
+        a.loop.remove(port, forMode: .common)
+        b.loop.add(port, forMode: .common)
+        for id in 10..<20 { #expect(port.send(before: .distantFuture, msgid: UInt32(id))) }
+        release.fire()
+        try a.loop.performAndWait {}
+        try b.loop.performAndWait {}
+        try b.loop.performAndWait {}
+        #expect(seen.values.map(\.0) == (0..<20).map(UInt32.init))
+        port.invalidate()
+    }
+
+    @Test func removeThenAddBackOnTheSameLoopKeepsItScheduled() throws {
+        let a = try RunLoopThread(name: "move-back")
+        defer { a.stop() }
+        let port = MessagePort()
+        let got = Signal()
+        port.setHandler { _ in got.fire() }
+        a.loop.add(port, forMode: .common)
+        a.loop.remove(port, forMode: .common)
+        a.loop.add(port, forMode: .common)
+        try a.loop.performAndWait {}
+        #expect(port.send(before: .distantFuture, msgid: 1))
+        #expect(got.wait(seconds: 5))
+        port.invalidate()
+    }
+}
