@@ -2,8 +2,8 @@ import Benchmark
 import BenchSupport
 import PortRunLoopKit
 
-/// What CI guards (Scripts/check-benchmark-thresholds.sh): allocation and wake-signal counts of
-/// our hot paths, which, unlike wall-clock time, do not swing with the load on the machine.
+/// What CI guards (Scripts/check-benchmark-thresholds.sh): allocation, wake-signal and libevent
+/// registration counts of our hot paths, which, unlike wall-clock time, do not swing with the load on the machine.
 /// Thresholds: Benchmarks/Thresholds/guards.json. The scenarios are the full suite's
 /// (PortRunLoopBenchmarks), for ours only and with fewer samples; this target does not build NIO.
 let benchmarks: @Sendable () -> Void = {
@@ -21,4 +21,5 @@ let benchmarks: @Sendable () -> Void = {
         return SyncRoundTripFixture(calls: Scenarios.roundTrips, call: { try? thread.loop.performAndWait {} },
                                     tearDown: { thread.stop() })
     }
+    Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000, maxIterations: 20)
 }

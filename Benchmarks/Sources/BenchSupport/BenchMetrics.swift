@@ -11,6 +11,8 @@ public enum BenchMetrics {
     public static let wakeSignals = BenchmarkMetric.custom("wakeSignals", polarity: .prefersSmaller, useScalingFactor: false)
     /// Operations in the sample: messages (throughput), round trips, or 1 (first send after idle).
     public static let operations = BenchmarkMetric.custom("operations", polarity: .prefersLarger, useScalingFactor: false)
+    /// `event_add` + `event_del` calls a loop made during the sample (``PortRunLoop/metrics``).
+    public static let eventRegistrations = BenchmarkMetric.custom("eventRegistrations", polarity: .prefersSmaller, useScalingFactor: false)
     /// One-way latency of the first send after an idle period, in nanoseconds.
     public static let latencyNs = BenchmarkMetric.custom("latencyNs", polarity: .prefersSmaller, useScalingFactor: false)
 
