@@ -1,34 +1,46 @@
-/// Whether a loop whose inbox just ran dry should spin for more work before it parks, and for how
-/// long: only while a burst is in progress.
+/// Whether a thread that ran out of work (a loop whose inbox ran dry, a thread waiting for a
+/// `performAndWait` answer) should spin for more before it sleeps, and for how long: only while
+/// spinning pays for itself.
 ///
-/// Parking costs the loop a sleep and a wake-up (5–50 µs on a VM), and costs the producer that finds
-/// it parked a doorbell `write`. A producer that is streaming refills the inbox within microseconds,
-/// so during a burst a short spin saves both, and a million-message burst rings the doorbell a
-/// handful of times instead of once per message. But when messages are sparse every spin is wasted
-/// CPU, and it delays nothing else only because the spin also polls libevent (``pollInterval``).
+/// Sleeping costs a park and a wake-up (5–50 µs on a VM, and a doorbell `write` for the producer
+/// that finds the loop parked). During a burst, work arrives microseconds apart, so a short spin
+/// saves all of that, and a million-message burst rings the doorbell a handful of times instead of
+/// once per message. When work is sparse every spin is CPU burnt for nothing.
 ///
-/// The rule: spin (up to ``limit``) only when the last idle gap — from the inbox running dry to the
-/// next work arriving — was shorter than ``limit``; that is, only when the last time the loop went
-/// idle a spin this long would have saved a park. A burst's messages arrive microseconds apart, so
-/// spinning continues through it; its end costs one spin that fails; at 50 µs, 200 µs or 1 ms
-/// between messages the loop never spins. The gap after a park is measured to when the producer
-/// rang (``Inbox/rangAt``), not to when the loop woke, so the wake-up latency does not count.
+/// The rule is a budget, kept in seconds of spinning (``credit``): spinning is allowed only while
+/// there is credit, for at most ``limit`` and never more than the credit. A spin that ends with work
+/// earns ``parkCost`` (the park it saved) and pays for the time it took; a spin that fails pays for
+/// its whole length. A park after which work came sooner than ``limit`` earns ``parkCost`` too: a
+/// spin would have saved it. So the CPU spent on spins that fail is bounded by the parks that spins
+/// saved or would have saved; at steady sparse rates (a message every 50 µs or more) there is no
+/// credit and the thread sleeps at once, and a burst starts spinning after its first short gap.
 ///
-/// Thread-safety: a value type, owned by the loop's thread.
+/// Thread-safety: a value type, owned by one thread.
 struct IdleSpin {
     /// The longest spin: 20 µs, about one park-and-wake on a VM.
     static let limit = 20e-6
-    /// How often a spin asks libevent (without blocking) whether an fd or a timer is ready: an fd
-    /// that becomes ready during a spin is handled this late at most.
+    /// What one park and its wake-up are taken to cost: what a saved park earns.
+    static let parkCost = 10e-6
+    /// The most credit kept: five parks' worth.
+    static let maxCredit = 50e-6
+    /// How often a loop's spin asks libevent (without blocking) whether an fd or a timer is ready:
+    /// an fd that becomes ready during a spin is handled this late at most.
     static let pollInterval = 4e-6
 
-    /// The last idle gap, in seconds (`.infinity`: none measured, or the loop woke for something
-    /// else than work in its inbox).
-    private(set) var lastGap: Double = .infinity
+    /// Seconds of spinning allowed.
+    private(set) var credit = 0.0
 
-    /// Whether to spin now.
-    var shouldSpin: Bool { lastGap < Self.limit }
+    /// How long to spin now (0: sleep at once).
+    var allowance: Double { min(Self.limit, credit) }
 
-    /// Records an idle gap.
-    mutating func record(gap: Double) { lastGap = gap }
+    /// Records a spin that lasted `seconds` and found work (`found`) or not.
+    mutating func spun(for seconds: Double, found: Bool) {
+        credit = min(Self.maxCredit, max(0, credit - seconds + (found ? Self.parkCost : 0)))
+    }
+
+    /// Records a sleep after which work came `gap` seconds after the thread ran out of it (not
+    /// counting its own wake-up); `.infinity` when it woke for something else.
+    mutating func slept(gap: Double) {
+        if gap < Self.limit { credit = min(Self.maxCredit, credit + Self.parkCost) }
+    }
 }

@@ -215,8 +215,12 @@ extension PortRunLoop {
             pollOccasionally()
             return
         }
-        let idleStart = System.monotonicSeconds()
-        if idleSpin.shouldSpin, spinForWork(from: idleStart, until: wake) { return }
+        var idleStart = System.monotonicSeconds()
+        let allowance = idleSpin.allowance
+        if allowance > 0 {
+            if spinForWork(from: idleStart, for: allowance, until: wake) { return }
+            idleStart = System.monotonicSeconds()
+        }
         let mayBlock = inbox.withLock { inbox -> Bool in
             if inbox.hasWork { return false }
             inbox.parked = true
@@ -236,7 +240,7 @@ extension PortRunLoop {
             defer { inbox.rangAt = nil }
             return inbox.rangAt
         }
-        idleSpin.record(gap: rangAt.map { $0 - idleStart } ?? .infinity)
+        idleSpin.slept(gap: rangAt.map { $0 - idleStart } ?? .infinity)
     }
 
     /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep).
@@ -248,29 +252,34 @@ extension PortRunLoop {
         }
     }
 
-    /// Spins up to ``IdleSpin/limit`` (never past `wake`) for work to arrive, giving the CPU away
-    /// (`sched_yield`) between checks and polling libevent every ``IdleSpin/pollInterval``. True
-    /// when there is something to do: work arrived (or a stop or wake request), an fd became ready,
-    /// or `wake` came.
+    /// Spins for up to `allowance` seconds (never past `wake`) for work to arrive, giving the CPU
+    /// away (`sched_yield`) between checks and polling libevent every ``IdleSpin/pollInterval``.
+    /// True when there is something to do: work arrived (or a stop or wake request), an fd became
+    /// ready, or `wake` came. Pays for the spin in ``idleSpin``.
     ///
     /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
     /// ``workHint`` is read without the inbox lock: a stale answer only means one more turn, or a
     /// park that the lock-held check in ``waitForEvents(until:)`` then refuses.
-    private func spinForWork(from start: Double, until wake: Double) -> Bool {
-        let end = min(start + IdleSpin.limit, wake)
+    private func spinForWork(from start: Double, for allowance: Double, until wake: Double) -> Bool {
+        let end = min(start + allowance, wake)
         var nextPoll = start + IdleSpin.pollInterval
         while true {
             sched_yield()
             let now = System.monotonicSeconds()
             if workHint.pointee.load(ordering: .acquiring) {
-                idleSpin.record(gap: now - start)
+                idleSpin.spun(for: now - start, found: true)
                 return true
             }
-            if now >= wake { return true }
-            if now >= end { return false }
+            if now >= wake || now >= end {
+                idleSpin.spun(for: now - start, found: false)
+                return now >= wake
+            }
             if now >= nextPoll {
                 base.runOnce(blocking: false)
-                if !readyFileDescriptors.isEmpty { return true }
+                if !readyFileDescriptors.isEmpty {
+                    idleSpin.spun(for: now - start, found: true)
+                    return true
+                }
                 nextPoll = now + IdleSpin.pollInterval
             }
         }

@@ -92,14 +92,15 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
             } else if let parker {
                 let start = System.monotonicSeconds()
                 if !parker.spin(from: start, until: deadline, for: { self.isDone }) {
+                    let sleepStart = System.monotonicSeconds()
                     parker.lock.withLock {
                         while !isDone {
                             if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
                         }
                     }
+                    // How soon the loop answered, not counting this thread's own wake-up.
+                    parker.record(answeredAfter: isDone ? completedAt - sleepStart : .infinity)
                 }
-                // How soon the loop answered, not counting this thread's own wake-up.
-                parker.record(answeredAfter: isDone ? completedAt - start : .infinity)
             }
             if isDone { return }
             if System.monotonicSeconds() >= deadline {
@@ -126,32 +127,39 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
 /// kept until the thread exits: what a thread without a loop sleeps on in
 /// ``PortRunLoop/performAndWait(timeout:_:)``, so a call allocates no lock of its own.
 ///
-/// Before it sleeps, a waiter spins the way a loop does before it parks (``IdleSpin``): only when
-/// its last call was answered sooner than a spin lasts, that is, while calls are answered in a
-/// burst (a loop thread that is itself spinning answers in a microsecond or two).
+/// Before it sleeps, a waiter spins the way a loop does before it parks (``IdleSpin``): only while
+/// spinning pays, that is, while calls are answered within microseconds (a loop thread that is
+/// itself spinning answers in a microsecond or two).
 ///
 /// Thread-safety: `Sendable`; ``lock`` is a ``ConditionLock``. Only its thread waits on it; any
-/// thread signals it. ``lastWait`` is touched by its own thread only.
+/// thread signals it. Its spin state is touched by its own thread only.
 final class ThreadParker: @unchecked Sendable {
     let lock = ConditionLock()
-    /// How soon the last call was answered, in seconds (own thread only).
-    private var lastAnswer = Double.infinity
+    /// When to spin for an answer (own thread only).
+    private var idleSpin = IdleSpin()
 
-    /// Spins (yielding the CPU) for `done` while the last call was answered within
-    /// ``IdleSpin/limit``, at most that long and never past `deadline`. True when `done` became
-    /// true; false when the caller must sleep.
+    /// Spins (yielding the CPU) for `done` as far as ``IdleSpin`` allows, never past `deadline`.
+    /// True when `done` became true; false when the caller must sleep.
     func spin(from start: Double, until deadline: Double, for done: () -> Bool) -> Bool {
-        guard lastAnswer < IdleSpin.limit else { return false }
-        let end = min(start + IdleSpin.limit, deadline)
-        while System.monotonicSeconds() < end {
-            if done() { return true }
+        let allowance = idleSpin.allowance
+        guard allowance > 0 else { return false }
+        let end = min(start + allowance, deadline)
+        while true {
+            if done() {
+                idleSpin.spun(for: System.monotonicSeconds() - start, found: true)
+                return true
+            }
+            let now = System.monotonicSeconds()
+            if now >= end {
+                idleSpin.spun(for: now - start, found: false)
+                return false
+            }
             sched_yield()
         }
-        return done()
     }
 
-    /// Records how soon a call was answered (`.infinity` when it was not: timed out).
-    func record(answeredAfter seconds: Double) { lastAnswer = seconds }
+    /// Records how soon a call that this thread slept for was answered (`.infinity`: it was not).
+    func record(answeredAfter seconds: Double) { idleSpin.slept(gap: seconds) }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
