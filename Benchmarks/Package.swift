@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 //
-// PortRunLoop's benchmarks, side by side with the peers (issue 5). A package of its own beside the
+// PortRunLoop's benchmarks, side by side with the peers. A package of its own beside the
 // library, so that users of PortRunLoopKit never fetch ordo-one/benchmark or SwiftNIO.
 //
 //   cd Benchmarks && swift package benchmark                 # everything (see Docs/Benchmarks.md)
@@ -8,8 +8,9 @@
 //   Scripts/check-benchmark-thresholds.sh                    # the CI guard (mallocs, wake signals)
 //
 // Targets:
-// - PortRunLoopBenchmarks: the full comparison (ours, raw eventfd and libevent floors, Dispatch,
-//   NIO, Foundation RunLoop). Builds SwiftNIO.
+// - PortRunLoopBenchmarks: the full comparison (ours, raw eventfd, epoll and libevent floors,
+//   Dispatch, NIO, Foundation RunLoop), and the server-shaped scenarios (fd ping-pong, idle
+//   sources and timers, timer churn, sparse traffic, a TCP echo server). Builds SwiftNIO.
 // - PortRunLoopGuards: only what CI guards (allocation and wake-signal counts of our hot paths),
 //   with few samples, so the CI check runs in about a minute once built.
 import Foundation
@@ -39,11 +40,16 @@ let package = Package(
             pkgConfig: "libevent_pthreads",
             providers: [.apt(["libevent-dev"])]
         ),
+        // C that needs system headers or libevent: the epoll and libevent floors of the
+        // server-shaped scenarios, socket set-up, and the echo server's load generator. Its headers
+        // include no system header (same rule as CBenchSupport's).
+        .target(name: "CBenchNative", dependencies: ["CBenchLibEvent"], path: "Sources/CBenchNative"),
         // The harness and every peer except NIO (shared by both benchmark targets).
         .target(
             name: "BenchSupport",
             dependencies: [
                 "CBenchSupport",
+                "CBenchNative",
                 "CBenchLibEvent",
                 .product(name: "PortRunLoopKit", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
