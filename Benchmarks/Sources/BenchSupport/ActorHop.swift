@@ -9,7 +9,7 @@ public protocol HopTarget: Actor {
     func touch() -> Int
 }
 
-/// An actor pinned to a ``PortRunLoop`` through the loop's `SerialExecutor` conformance (issue 4).
+/// An actor pinned to a ``PortRunLoop`` through the loop's `SerialExecutor` conformance.
 ///
 /// Thread-safety: an actor; runs on the loop's thread.
 public actor LoopPinnedActor: HopTarget {

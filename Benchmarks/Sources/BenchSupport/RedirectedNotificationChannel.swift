@@ -17,7 +17,7 @@ public struct SendableNotification: @unchecked Sendable {
 }
 
 /// Ours: a notification posted on the producer's thread and redirected to an observer on another
-/// thread by ``ThreadNotificationCenter`` (issue 3), one post per message.
+/// thread by ``ThreadNotificationCenter``, one post per message.
 ///
 /// Thread-safety: `Sendable`; ``send()`` from any thread.
 public final class RedirectedNotificationChannel: MessageChannel, @unchecked Sendable {

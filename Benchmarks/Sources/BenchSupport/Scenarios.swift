@@ -9,7 +9,7 @@ final class FixtureBox<Fixture>: @unchecked Sendable {
     var fixture: Fixture?
 }
 
-/// Registers the scenarios of issue 5 for one peer. Names are `Scenario.Peer` with only
+/// Registers the hand-off scenarios for one peer. Names are `Scenario.Peer` with only
 /// `[A-Za-z0-9._-]`, e.g. `Throughput1P.Ours.MessagePort.send`.
 ///
 /// Thread-safety: call from the benchmark registration closure only.
