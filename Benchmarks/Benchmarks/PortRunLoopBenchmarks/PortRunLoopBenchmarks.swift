@@ -5,7 +5,7 @@ import Foundation
 import NIOPeer
 import PortRunLoopKit
 
-/// The full comparison (issue 5): every scenario for ours and for every peer, in one run.
+/// The full comparison: every scenario for ours and for every peer, in one run.
 /// Docs/Benchmarks.md explains the scenarios and how to read the output.
 let benchmarks: @Sendable () -> Void = {
     // Peers, floor first. Names are [A-Za-z0-9._-] only.
@@ -78,6 +78,9 @@ let benchmarks: @Sendable () -> Void = {
     Scenarios.actorHop("NIO.EventLoop", make: { NIOPinnedActor() },
                        tearDown: { try? ($0 as? NIOPinnedActor)?.group.syncShutdownGracefully() })
     Scenarios.actorHop("Default", make: { DefaultExecutorActor() })
+
+    // One loop thread serving fds and timers (ServerScenarios.swift).
+    registerServerScenarios()
 }
 
 /// A counter the same-thread observers bump (so the handlers are not empty).

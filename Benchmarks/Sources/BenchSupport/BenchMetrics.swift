@@ -6,17 +6,47 @@ import Benchmark
 /// Thread-safety: constants.
 public enum BenchMetrics {
     /// Context switches of the whole process during the sample (getrusage; see ``ProcessCounters``).
+    ///
+    /// Thread-safety: a constant.
     public static let contextSwitches = BenchmarkMetric.custom("contextSwitches", polarity: .prefersSmaller, useScalingFactor: false)
     /// Times a producer had to wake the consumer during the sample (peers that can count them).
+    ///
+    /// Thread-safety: a constant.
     public static let wakeSignals = BenchmarkMetric.custom("wakeSignals", polarity: .prefersSmaller, useScalingFactor: false)
-    /// Operations in the sample: messages (throughput), round trips, or 1 (first send after idle).
+    /// Operations in the sample: messages (throughput), round trips, 1 (first send after idle), or
+    /// events, timers, messages or requests (the server-shaped scenarios).
+    ///
+    /// Thread-safety: a constant.
     public static let operations = BenchmarkMetric.custom("operations", polarity: .prefersLarger, useScalingFactor: false)
     /// `event_add` + `event_del` calls a loop made during the sample (``PortRunLoop/metrics``).
     public static let eventRegistrations = BenchmarkMetric.custom("eventRegistrations", polarity: .prefersSmaller, useScalingFactor: false)
     /// One-way latency of the first send after an idle period, in nanoseconds.
+    ///
+    /// Thread-safety: a constant.
     public static let latencyNs = BenchmarkMetric.custom("latencyNs", polarity: .prefersSmaller, useScalingFactor: false)
 
+    /// Idle sources registered beside the ping-pong (fd sources or far-future timers): the count
+    /// actually registered, which is less than the scenario's name says when the process may not
+    /// open that many descriptors.
+    ///
+    /// Thread-safety: a constant.
+    public static let idleSources = BenchmarkMetric.custom("idleSources", polarity: .prefersSmaller, useScalingFactor: false)
+    /// Process CPU time (`CLOCK_PROCESS_CPUTIME_ID`, every thread) per message in the sample, ns.
+    ///
+    /// Thread-safety: a constant.
+    public static let cpuNsPerMessage = BenchmarkMetric.custom("cpuNsPerMessage", polarity: .prefersSmaller, useScalingFactor: false)
+    /// The 99th percentile of the sample's per-request latencies, ns.
+    ///
+    /// Thread-safety: a constant.
+    public static let p99Ns = BenchmarkMetric.custom("p99Ns", polarity: .prefersSmaller, useScalingFactor: false)
+    /// Requests completed per second of the sample.
+    ///
+    /// Thread-safety: a constant.
+    public static let requestsPerSecond = BenchmarkMetric.custom("requestsPerSecond", polarity: .prefersLarger, useScalingFactor: false)
+
     /// What every throughput and round-trip scenario measures.
+    ///
+    /// Thread-safety: a constant.
     public static let standard: [BenchmarkMetric] = [
         .wallClock, .throughput, .mallocCountTotal, contextSwitches, wakeSignals, operations,
     ]

@@ -10,6 +10,8 @@ public enum ProcessCounters {
     /// (`getrusage(RUSAGE_SELF)`: `ru_nvcsw + ru_nivcsw`, summed over all its threads). This is the
     /// custom "contextSwitches" metric: package-benchmark's built-in one is not supported on Linux.
     /// (Glibc's `getrusage` is callable straight from Swift; no C shim needed or wanted.)
+    ///
+    /// Thread-safety: any thread.
     public static func contextSwitches() -> Int {
         var usage = rusage()
         let rc = getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
@@ -18,6 +20,8 @@ public enum ProcessCounters {
     }
 
     /// `CLOCK_MONOTONIC` in nanoseconds; comparable across threads and CPUs.
+    ///
+    /// Thread-safety: any thread.
     @inline(__always)
     public static func nanoseconds() -> UInt64 {
         var ts = timespec()
@@ -25,7 +29,37 @@ public enum ProcessCounters {
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
+    /// ``nanoseconds()`` `duration` from now: a deadline on the same clock.
+    ///
+    /// Thread-safety: any thread.
+    public static func deadline(after duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return nanoseconds() &+ UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// CPU time of the whole process so far (`CLOCK_PROCESS_CPUTIME_ID`: every thread), in
+    /// nanoseconds.
+    ///
+    /// Thread-safety: any thread.
+    public static func cpuNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
+    /// Sleeps the calling thread until `CLOCK_MONOTONIC` reaches `deadline` (ns; see
+    /// ``nanoseconds()``): `clock_nanosleep` to an absolute time, so that pacing does not drift
+    /// and does not spin. Returns at once for a deadline already past.
+    ///
+    /// Thread-safety: any thread (sleeps the caller).
+    public static func sleep(untilNanoseconds deadline: UInt64) {
+        var request = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &request, nil) == EINTR {}
+    }
+
     /// Sleeps the calling thread for `milliseconds` (the "idle" phase of first-send-after-idle).
+    ///
+    /// Thread-safety: any thread (sleeps the caller).
     public static func sleep(milliseconds: Int) {
         var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
         var remaining = timespec()

@@ -1,0 +1,59 @@
+import BenchSupport
+import NIOPeer
+import PortRunLoopKit
+
+/// The server-shaped scenarios (Docs/Benchmarks.md, "Server-shaped scenarios"): one loop thread
+/// serving file descriptors and timers, every peer side by side in one run.
+///
+/// Thread-safety: call from the benchmark registration closure only.
+func registerServerScenarios() {
+    typealias Drive = PortRunLoopFdPingPong.Drive
+    let ours: [(name: String, drive: Drive)] = [("Ours.run", .run), ("Ours.runModeBefore", .runModeBefore)]
+
+    // FdPingPong.<peer>: one thread, a socketpair ping-pong.
+    for peer in ours {
+        Scenarios.fdPingPong(peer.name) { try PortRunLoopFdPingPong(drive: peer.drive, idle: $0) }
+    }
+    Scenarios.fdPingPong("LibEvent") { LibEventFdPingPong(idle: $0) }
+    Scenarios.fdPingPong("Epoll") { _ in EpollFdPingPong() }
+    Scenarios.fdPingPong("NIO") { _ in try NIOFdPingPong() }
+
+    // FdPingPong.Idle<N>.<peer> and Timers.Idle<N>.<peer>: the same with idle fd sources or far-future
+    // timers registered beside it. Every sample is capped at Scenarios.sampleCap and the benchmark at
+    // about 15 s, so a peer whose turn cost grows with the idle load still finishes.
+    for count in [0, 1000, 10_000, 100_000] {
+        for idle in [IdleLoad.fileDescriptors(count), IdleLoad.timers(count)] {
+            for peer in ours {
+                Scenarios.fdPingPong(peer.name, idle: idle, maxDuration: .seconds(10), maxIterations: 10) {
+                    try PortRunLoopFdPingPong(drive: peer.drive, idle: $0)
+                }
+            }
+            Scenarios.fdPingPong("LibEvent", idle: idle, maxDuration: .seconds(10), maxIterations: 10) {
+                LibEventFdPingPong(idle: $0)
+            }
+        }
+    }
+
+    // TimerChurn.<peer>: a connection timeout per request.
+    Scenarios.timerChurn("Ours") { try PortRunLoopTimerChurn() }
+    Scenarios.timerChurn("LibEvent") { LibEventTimerChurn() }
+    Scenarios.timerChurn("NIO") { NIOTimerChurn() }
+
+    // SparseCPU.<peer>.<gap>: CPU per message when messages come one at a time. `Inline` is the
+    // producer's own cost (pacing, no hand-off), to subtract from the others.
+    let sparsePeers: [(name: String, factory: ChannelFactory)] = [
+        ("Inline", { InlineChannel(receiver: $0) }),
+        ("Ours", { try PortRunLoopPerformChannel(receiver: $0) }),
+        ("NIO", { NIOExecuteChannel(receiver: $0) }),
+        ("Dispatch", { DispatchChannel(receiver: $0) }),
+    ]
+    for peer in sparsePeers {
+        for gap in Scenarios.SparseGap.all {
+            Scenarios.sparseCPU(peer.name, gap: gap, factory: peer.factory)
+        }
+    }
+
+    // EchoServer.<peer>: a TCP echo server with one loop thread, 1000 client connections.
+    Scenarios.echoServer("Ours") { try PortRunLoopEchoServer() }
+    Scenarios.echoServer("NIO") { try NIOEchoServer() }
+}

@@ -1,0 +1,92 @@
+import Benchmark
+
+/// A TCP echo server on 127.0.0.1 with ONE loop thread: whatever a connection sends comes back.
+///
+/// Thread-safety: `Sendable`; ``shutDown()`` once, from the driving thread.
+public protocol EchoServer: AnyObject, Sendable {
+    /// The port it listens on (127.0.0.1, chosen by the kernel).
+    ///
+    /// Thread-safety: any thread.
+    var port: Int { get }
+    /// Closes the listener and every connection and ends the loop thread.
+    ///
+    /// Thread-safety: the driving thread, once, after the clients closed.
+    func shutDown()
+}
+
+extension Scenarios {
+    /// Client connections of the echo scenario.
+    ///
+    /// Thread-safety: a constant.
+    public static let echoConnections = 1000
+    /// Client threads (each owns an equal share of the connections).
+    ///
+    /// Thread-safety: a constant.
+    public static let echoClientThreads = 2
+    /// Request size, bytes.
+    ///
+    /// Thread-safety: a constant.
+    public static let echoPayload = 64
+    /// Requests per sample (at most: see ``echoCap``).
+    ///
+    /// Thread-safety: a constant.
+    public static let echoRequests = 100_000
+    /// After this long a sample issues no new request; it ends once the outstanding ones are back.
+    ///
+    /// Thread-safety: a constant.
+    public static let echoCap: Duration = .milliseconds(1500)
+
+    /// Registers `EchoServer.<peer>`: ``echoConnections`` connections from ``echoClientThreads``
+    /// client threads, each sending ``echoPayload``-byte requests and waiting for the echo, up to
+    /// ``echoRequests`` per sample. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns`
+    /// (of the sample's per-request latencies), mallocs (process-wide: the server's; the C
+    /// clients allocate nothing per request), context switches and `operations` (requests).
+    ///
+    /// Thread-safety: call from the benchmark registration closure only.
+    public static func echoServer(_ peer: String, make: @escaping @Sendable () throws -> any EchoServer) {
+        let box = FixtureBox<EchoFixture>()
+        Benchmark(
+            "EchoServer.\(peer)",
+            configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal, BenchMetrics.requestsPerSecond,
+                                           BenchMetrics.p99Ns, BenchMetrics.contextSwitches, BenchMetrics.operations],
+                                 warmupIterations: 2, scalingFactor: .kilo, maxDuration: .seconds(10), maxIterations: 10),
+            closure: { benchmark in box.fixture!.runSample(benchmark) },
+            setup: { box.fixture = try EchoFixture(server: make()) },
+            teardown: { box.fixture?.shutDown(); box.fixture = nil }
+        )
+    }
+}
+
+/// An echo server and its clients (see ``Scenarios/echoServer``).
+final class EchoFixture {
+    let server: any EchoServer
+    let load: EchoLoad
+
+    init(server: any EchoServer) {
+        self.server = server
+        FileDescriptorLimit.raise()
+        load = EchoLoad(port: server.port, connections: Scenarios.echoConnections, threads: Scenarios.echoClientThreads,
+                        payload: Scenarios.echoPayload)
+    }
+
+    func runSample(_ benchmark: Benchmark) {
+        let switches = ProcessCounters.contextSwitches()
+        let start = ProcessCounters.nanoseconds()
+        benchmark.startMeasurement()
+        let latencies = load.run(requests: Scenarios.echoRequests, cap: Scenarios.echoCap)
+        benchmark.stopMeasurement()
+        let elapsed = ProcessCounters.nanoseconds() - start
+        precondition(!latencies.isEmpty, "\(benchmark.name): no request completed")
+        let sorted = latencies.sorted()
+        let p99 = sorted[min(sorted.count - 1, (sorted.count * 99 + 99) / 100 - 1)]
+        benchmark.measurement(BenchMetrics.p99Ns, Int(p99))
+        benchmark.measurement(BenchMetrics.requestsPerSecond, Int(Double(latencies.count) * 1e9 / Double(elapsed)))
+        record(benchmark, operations: latencies.count, contextSwitches: ProcessCounters.contextSwitches() - switches,
+               wakeSignals: nil)
+    }
+
+    func shutDown() {
+        load.close()
+        server.shutDown()
+    }
+}
