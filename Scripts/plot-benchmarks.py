@@ -85,6 +85,19 @@ class Result:
     def per_op_ns(self, p):
         return percentile(self.wall_ns(), p) / self.operations()
 
+    def ops_p50(self):
+        """Operations per sample, p50: the server-shaped scenarios cap a sample's wall clock, so a
+        capped sample handles fewer operations than the scenario asks for."""
+        ops = self.raw("operations")
+        return percentile(ops, 50) if ops else 1
+
+    def capped_per_op_ns(self, p):
+        return percentile(self.wall_ns(), p) / self.ops_p50()
+
+    def capped_per_op(self, key, p=50):
+        values = self.raw(key)
+        return percentile(values, p) / self.ops_p50() if values else None
+
     def per_op(self, key, p=50):
         """A count metric per operation (p-th percentile over samples)."""
         values = self.raw(key)
@@ -232,6 +245,101 @@ def targets(runs):
     return lines
 
 
+# ----------------------------------------------------------------------------- server-shaped scenarios
+
+FD_PEERS = ["Epoll", "LibEvent", "NIO", "Ours.run", "Ours.runModeBefore"]
+IDLE_PEERS = ["LibEvent", "Ours.run", "Ours.runModeBefore"]
+IDLE_COUNTS = ["0", "1k", "10k", "100k"]
+SPARSE_PEERS = ["Inline", "Dispatch", "NIO", "Ours"]
+SPARSE_GAPS = ["50us", "200us", "1ms"]
+
+
+def fd_ping_pong_table(run, label):
+    lines = [f"#### Fd ping-pong ({label}): one thread, a socketpair, 100k events per sample", "",
+             "| peer | ns/event p50 | p99 | × LibEvent | mallocs/event | ctx switches /1k events |",
+             "|:--|--:|--:|--:|--:|--:|"]
+    floor = run.get("FdPingPong.LibEvent")
+    for peer in FD_PEERS:
+        r = run.get(f"FdPingPong.{peer}")
+        if not r:
+            continue
+        ratio = f"{r.capped_per_op_ns(50) / floor.capped_per_op_ns(50):.2f}×" if floor else "–"
+        switches = r.capped_per_op("contextSwitches")
+        lines.append(f"| {peer} | {fmt(r.capped_per_op_ns(50))} | {fmt(r.capped_per_op_ns(99))} | {ratio} | "
+                     f"{fmt_count(r.capped_per_op('Malloc (total)'))} | {fmt(switches * 1e3, 2) if switches is not None else '–'} |")
+    return lines if len(lines) > 4 else []
+
+
+def idle_table(run, label):
+    lines = [f"#### Idle sources ({label}): the fd ping-pong beside N idle fd sources or N timers an hour away, ns/event p50", "",
+             "| peer | idle load | " + " | ".join(f"N = {n}" for n in IDLE_COUNTS) + " | registered at 100k |",
+             "|:--|:--|" + "--:|" * (len(IDLE_COUNTS) + 1)]
+    for scenario, kind in (("FdPingPong", "fd sources"), ("Timers", "timers")):
+        for peer in IDLE_PEERS:
+            cells, registered = [], "–"
+            for n in IDLE_COUNTS:
+                r = run.get(f"{scenario}.Idle{n}.{peer}")
+                cells.append(fmt(r.capped_per_op_ns(50)) if r else "–")
+                if r and n == IDLE_COUNTS[-1] and r.raw("idleSources"):
+                    registered = f"{percentile(r.raw('idleSources'), 50):,.0f}"
+            if any(c != "–" for c in cells):
+                lines.append(f"| {peer} | {kind} | " + " | ".join(cells) + f" | {registered} |")
+    return lines if len(lines) > 4 else []
+
+
+def timer_churn_table(run, label):
+    lines = [f"#### Timer churn ({label}): 100k timers per sample (9 of 10 cancelled 30 s timeouts, 1 of 10 fires)", "",
+             "| peer | ns/timer p50 | p99 | × LibEvent | mallocs/timer |", "|:--|--:|--:|--:|--:|"]
+    floor = run.get("TimerChurn.LibEvent")
+    for peer in ("LibEvent", "NIO", "Ours"):
+        r = run.get(f"TimerChurn.{peer}")
+        if not r:
+            continue
+        ratio = f"{r.capped_per_op_ns(50) / floor.capped_per_op_ns(50):.2f}×" if floor else "–"
+        lines.append(f"| {peer} | {fmt(r.capped_per_op_ns(50))} | {fmt(r.capped_per_op_ns(99))} | {ratio} | "
+                     f"{fmt_count(r.capped_per_op('Malloc (total)'))} |")
+    return lines if len(lines) > 4 else []
+
+
+def sparse_table(run, label):
+    lines = [f"#### Sparse traffic ({label}): process CPU per message when one message comes every gap, ns, p50 (ctx switches/msg); "
+             "`Inline` is the producer's own share (pacing, no hand-off)", "",
+             "| peer | " + " | ".join(SPARSE_GAPS) + " |", "|:--|" + "--:|" * len(SPARSE_GAPS)]
+    for peer in SPARSE_PEERS:
+        cells = []
+        for gap in SPARSE_GAPS:
+            r = run.get(f"SparseCPU.{peer}.{gap}")
+            cpu = r.raw("cpuNsPerMessage") if r else []
+            switches = r.capped_per_op("contextSwitches") if r else None
+            cells.append(f"{fmt(percentile(cpu, 50))} ({fmt(switches, 2) if switches is not None else '–'})" if cpu else "–")
+        if any(c != "–" for c in cells):
+            lines.append(f"| {peer} | " + " | ".join(cells) + " |")
+    return lines if len(lines) > 4 else []
+
+
+def echo_table(run, label):
+    lines = [f"#### Echo server ({label}): one loop thread, 1000 connections, 64-byte requests", "",
+             "| peer | requests/s p50 | p99 latency µs (p50 of samples) | mallocs/request | ctx switches/request |",
+             "|:--|--:|--:|--:|--:|"]
+    for peer in ("NIO", "Ours"):
+        r = run.get(f"EchoServer.{peer}")
+        if not r:
+            continue
+        rps, p99 = r.raw("requestsPerSecond"), r.raw("p99Ns")
+        lines.append(f"| {peer} | {fmt(percentile(rps, 50)) if rps else '–'} | {fmt(percentile(p99, 50) / 1e3) if p99 else '–'} | "
+                     f"{fmt_count(r.capped_per_op('Malloc (total)'))} | {fmt(r.capped_per_op('contextSwitches'), 2)} |")
+    return lines if len(lines) > 4 else []
+
+
+def server_tables(run, label):
+    lines = []
+    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table):
+        rows = table(run, label)
+        if rows:
+            lines += rows + [""]
+    return lines
+
+
 # ----------------------------------------------------------------------------- SVG
 
 def svg_bar_chart(title, subtitle, groups, series, value_label, path, log=False):
@@ -364,6 +472,7 @@ def main():
         lines += throughput_table(run, label) + [""]
         lines += latency_table(run, label) + [""]
         lines += other_table(run, label) + [""]
+        lines += server_tables(run, label)
     text = "\n".join(lines) + "\n"
     if args.markdown:
         Path(args.markdown).write_text(text)

@@ -13,7 +13,8 @@
 # With PORTRUNLOOP_BENCH_UPDATE_DOCS=1 the charts are also copied to Docs/.
 #
 # Needs: swift, python3 (standard library only), taskset (util-linux), libevent-dev. One run takes
-# ~10 minutes on 2 vCPUs (the two runs ~20) after a ~5 minute first build. Wall-clock numbers on a
+# ~13 minutes on 2 vCPUs (the two runs ~26; ~3 of each are the server-shaped scenarios) after a
+# ~5 minute first build. Wall-clock numbers on a
 # shared VM are noisy: compare ratios within one run, not numbers across runs.
 set -euo pipefail
 
