@@ -85,6 +85,7 @@ extension PortRunLoop {
     /// next pass, as documented for ``addCommonMode(_:)``.
     func runQueuedWork(mode: RunLoop.Mode) -> Bool {
         var budget = localWork.count
+        guard budget > 0 else { return false }
         var handled = false
         let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
         while budget > 0 {
@@ -106,6 +107,7 @@ extension PortRunLoop {
 
     /// The index of the oldest queued item that may run now in `mode`, if any.
     func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
+        guard !localWork.isEmpty else { return nil }
         let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
         return localWork.firstIndex { filter.admits($0) }
     }

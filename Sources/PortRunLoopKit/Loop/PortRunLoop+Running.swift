@@ -166,13 +166,17 @@ extension PortRunLoop {
                 wake = min(wake, now + (timerWake - wallNow))
             }
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
-            waitForEvents(until: wake)
+            waitForEvents(until: wake, now: now)
         }
     }
 
     /// Moves everything producers queued into owner-side structures and applies a stop request
     /// to the innermost run (neither is a handled source).
     private func collectInbox() {
+        // Producers raise the hint, with the inbox locked, whenever they add work or a wake or stop
+        // request: lowered, there is nothing to collect (one that arrives after this load is
+        // collected next turn; the loop never parks without looking under the lock).
+        guard workHint.pointee.load(ordering: .acquiring) else { return }
         let stop = inbox.withLock { inbox -> Bool in
             workHint.pointee.store(false, ordering: .relaxed)
             if !inbox.work.isEmpty {
@@ -210,12 +214,12 @@ extension PortRunLoop {
     /// if a burst is in progress (``IdleSpin``), then parks: sets ``Inbox/parked`` under the inbox
     /// lock (after which the first producer rings the ``Doorbell``), arms the ``WakeTimer`` and
     /// blocks in `event_base_loop`.
-    private func waitForEvents(until wake: Double) {
+    private func waitForEvents(until wake: Double, now: Double) {
         if workHint.pointee.load(ordering: .acquiring) {
             pollOccasionally()
             return
         }
-        var idleStart = System.monotonicSeconds()
+        var idleStart = now
         let allowance = idleSpin.allowance
         if allowance > 0 {
             if spinForWork(from: idleStart, for: allowance, until: wake) { return }
@@ -259,7 +263,7 @@ extension PortRunLoop {
     ///
     /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
     /// ``workHint`` is read without the inbox lock: a stale answer only means one more turn, or a
-    /// park that the lock-held check in ``waitForEvents(until:)`` then refuses.
+    /// park that the lock-held check in ``waitForEvents(until:now:)`` then refuses.
     private func spinForWork(from start: Double, for allowance: Double, until wake: Double) -> Bool {
         let end = min(start + allowance, wake)
         var nextPoll = start + IdleSpin.pollInterval

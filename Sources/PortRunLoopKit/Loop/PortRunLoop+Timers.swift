@@ -32,6 +32,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     public func add(_ timer: RunLoopTimer, forMode mode: RunLoop.Mode) {
         guard timer.attach(to: self) else { return }
+        if isCurrentThread { registerTimer(timer, mode: mode); return } // no closure to allocate
         // A shut-down loop invalidates its timers; one added to it afterwards gets the same fate.
         if !onOwner({ loop in loop.registerTimer(timer, mode: mode) }) { timer.invalidate() }
     }

@@ -98,6 +98,8 @@ extension PortRunLoop {
             let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes)
             if localWork.contains(where: { filter.matches($0) }) { return true }
         }
+        // Work is only ever added with the hint raised (see `collectInbox`).
+        guard workHint.pointee.load(ordering: .acquiring) else { return false }
         return inbox.withLock { !$0.work.isEmpty }
     }
 }

@@ -53,7 +53,12 @@ public final class FileDescriptorSource: @unchecked Sendable {
             defer { box = nil }
             return box
         }
-        loop?.onOwner { $0.unregisterFileDescriptorSource(self) }
+        guard let loop else { return }
+        if loop.isCurrentThread {
+            loop.unregisterFileDescriptorSource(self)
+        } else {
+            loop.onOwner { $0.unregisterFileDescriptorSource(self) }
+        }
     }
 
     /// True once cancelled (by ``cancel()``, or by the loop when the kernel refused the fd or the

@@ -111,7 +111,8 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
             defer { state.loop = nil }
             return state.loop
         }
-        loop?.onOwner { $0.unregisterTimer(self) }
+        guard let loop else { return }
+        if loop.isCurrentThread { loop.unregisterTimer(self) } else { loop.onOwner { $0.unregisterTimer(self) } }
     }
 
     /// The fire date and tolerance, read together.

@@ -19,10 +19,13 @@ import Synchronization
 /// canceller's earlier writes are visible to any handler that checks state afterwards.
 ///
 /// Thread-safety: fully thread-safe.
+/// Waiters (rare: `waitForRunningHandlers`) sleep in the process-wide ``ParkingLot``, keyed by the
+/// gate's address, so a gate costs one allocation: itself.
 final class DeliveryGate: Sendable {
     private let state = Atomic<UInt>(0)
-    private let waiters = ConditionLock()
     private let waiterCount = Atomic<Int>(0)
+
+    private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     var isClosed: Bool { state.load(ordering: .acquiring) & 1 == 1 }
 
@@ -45,7 +48,7 @@ final class DeliveryGate: Sendable {
         // one word and then reads the other's, the store-load pattern only seq_cst orders.
         let after = state.subtract(2, ordering: .sequentiallyConsistent).newValue
         if after >> 1 == 0, waiterCount.load(ordering: .sequentiallyConsistent) > 0 {
-            waiters.withLock { waiters.broadcast() }
+            ParkingLot.wakeAll(key: key)
         }
     }
 
@@ -65,14 +68,8 @@ final class DeliveryGate: Sendable {
         if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
         waiterCount.add(1, ordering: .sequentiallyConsistent)
         defer { waiterCount.subtract(1, ordering: .sequentiallyConsistent) }
-        return waiters.withLock {
-            while state.load(ordering: .sequentiallyConsistent) >> 1 > allowed {
-                if !waiters.wait(untilMonotonic: deadlineMonotonic),
-                   System.monotonicSeconds() >= deadlineMonotonic {
-                    return state.load(ordering: .acquiring) >> 1 <= allowed
-                }
-            }
-            return true
+        return ParkingLot.park(key: key, deadline: deadlineMonotonic) {
+            state.load(ordering: .sequentiallyConsistent) >> 1 <= allowed
         }
     }
 }

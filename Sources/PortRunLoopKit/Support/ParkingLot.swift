@@ -22,6 +22,19 @@ enum ParkingLot {
         }
     }
 
+    /// Sleeps until `ready()` returns true or the monotonic `deadline` passes; returns the last
+    /// answer of `ready()`. Like ``park(key:until:)``, `ready` is evaluated with the slot locked,
+    /// so a waker that changes the state and then calls ``wakeAll(key:)`` cannot be missed.
+    static func park(key: UnsafeRawPointer, deadline: Double, until ready: () -> Bool) -> Bool {
+        let slot = slot(for: key)
+        return slot.withLock {
+            while !ready() {
+                if !slot.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return ready() }
+            }
+            return true
+        }
+    }
+
     /// Wakes every thread parked on `key`'s slot.
     static func wakeAll(key: UnsafeRawPointer) {
         let slot = slot(for: key)
