@@ -34,7 +34,7 @@ let package = Package(
             name: "PortRunLoopDemo",
             dependencies: ["PortRunLoopKit"]
         ),
-        // Reliability (issue 6): the stress/load/model engine, shared by the stress tool and the tests.
+        // Reliability: the stress/load/model engine, shared by the stress tool and the tests.
         .target(
             name: "PortRunLoopStressEngine",
             dependencies: ["PortRunLoopKit"],
@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["PortRunLoopStressEngine", "PortRunLoopKit"],
             path: "Sources/PortRunLoopStress/Tool"
         ),
-        // Issue 4: a program whose main thread runs PortRunLoop.main (MainQueueDrainTests runs it).
+        // A program whose main thread runs PortRunLoop.main (MainQueueDrainTests runs it).
         .executableTarget(
             name: "MainQueueProbe",
             dependencies: ["PortRunLoopKit"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI guard for issue 5: runs the PortRunLoopGuards benchmarks (Benchmarks/) and checks allocation
+# CI guard: runs the PortRunLoopGuards benchmarks (Benchmarks/) and checks allocation
 # and wake-signal counts of our hot paths against Benchmarks/Thresholds/guards.json. Wall clock is
 # deliberately not guarded (it swings run to run on a shared VM); counts are.
 #

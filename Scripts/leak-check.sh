@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Leak check (issue 6 §3): the demo and the stress tool under valgrind memcheck must show 0
+# Leak check: the demo and the stress tool under valgrind memcheck must show 0
 # definitely-lost bytes and 0 memory errors.
 #
 #  1. builds portrunloop-demo and portrunloop-stress (debug, scratch path .build-rel),

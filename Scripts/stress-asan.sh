@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The stress suite under AddressSanitizer (issue 6 §3), with LeakSanitizer on.
+# The stress suite under AddressSanitizer, with LeakSanitizer on.
 #
 #  1. builds the package and its tests with --sanitize=address (scratch path .build-rel-asan),
 #  2. proves LeakSanitizer still catches a leak of ours despite the suppressions,

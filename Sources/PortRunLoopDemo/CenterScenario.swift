@@ -2,7 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 
-// The seeds' scenario run through `ThreadNotificationCenter` (issue 3):
+// The seeds' scenario run through `ThreadNotificationCenter`:
 //  1. seeds 000/001 literally: a notification posted on Foundation's default center from a
 //     background thread, bridged, and handled on the observer's own thread;
 //  2. the center under load: observers on two named RunLoopThreads, posts from background threads,

@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// fd-source misuse (issue 6 §4): closed descriptors, empty event sets, double cancel. (Closed,
+/// fd-source misuse: closed descriptors, empty event sets, double cancel. (Closed,
 /// negative and regular-file descriptors at `watch` time are covered by the core tests.)
 @Suite(.timeLimit(.minutes(1))) struct FileDescriptorMisuseTests {
     private func makePipe() -> (read: Int32, write: Int32) {

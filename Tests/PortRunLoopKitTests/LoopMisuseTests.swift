@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// Misuse of a loop's run/stop API (issue 6 §4): bad dates and timeouts, stop() on loops that are
+/// Misuse of a loop's run/stop API: bad dates and timeouts, stop() on loops that are
 /// not running or are dead. (Running a loop from a foreign thread is covered by the core tests.)
 @Suite(.timeLimit(.minutes(1))) struct LoopMisuseTests {
     @Test func runUntilANaNDateIsAPreconditionFailure() async {

@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// A loop torn down while it still has sources (issue 6 §4): its thread exits (or its
+/// A loop torn down while it still has sources: its thread exits (or its
 /// RunLoopThread stops) with ports, timers and fd sources scheduled. The documented outcome:
 /// ports are invalidated (sends return false, queued messages are discarded and counted), timers
 /// are invalidated, fd sources are cancelled, and the loop itself is freed.

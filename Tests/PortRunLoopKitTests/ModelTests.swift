@@ -3,7 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Testing
 
-/// The randomized model test (issue 6 §2): random operation sequences, driven single-threaded by
+/// The randomized model test: random operation sequences, driven single-threaded by
 /// the thread that owns the loop, checked against a reference model of Docs/Semantics.md (see
 /// `ModelHarness`). On failure the seed and the shortest failing sequence found are printed;
 /// `PORTRUNLOOP_MODEL_SEED=<seed>` replays exactly that case, `PORTRUNLOOP_MODEL_CASES` sets the

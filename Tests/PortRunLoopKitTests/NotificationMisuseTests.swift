@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// Notification-center misuse (issue 6 §4): observers that post again re-entrantly, and removing
+/// Notification-center misuse: observers that post again re-entrantly, and removing
 /// an observer twice (every form). The outcome is a documented behaviour — never a hang, a crash
 /// or a lost or duplicated notification.
 @Suite(.timeLimit(.minutes(1))) struct NotificationMisuseTests {

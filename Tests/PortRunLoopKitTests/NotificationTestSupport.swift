@@ -3,7 +3,7 @@ import PortRunLoopKit
 import Synchronization
 import Testing
 
-// Helpers for the notification tests (issue 3). Every wait is bounded: a bound that passes fails
+// Helpers for the notification tests. Every wait is bounded: a bound that passes fails
 // the test instead of hanging it; no wait is used to order events.
 
 /// Counts events and lets a test wait until a count is reached.

@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// performAndWait misuse (issue 6 §4): dead targets, throwing bodies, zero and negative timeouts.
+/// performAndWait misuse: dead targets, throwing bodies, zero and negative timeouts.
 /// The outcome is always a value, the body's own error, or a typed `PortRunLoopError` — never a hang.
 @Suite(.timeLimit(.minutes(1))) struct PerformAndWaitMisuseTests {
     struct BodyError: Error, Equatable { let code: Int }

@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// Misuse of `MessagePort` (issue 6 §4): every mistake gets a false return, a precondition naming
+/// Misuse of `MessagePort`: every mistake gets a false return, a precondition naming
 /// it, or a documented no-op, and never loses an accepted message silently.
 @Suite(.timeLimit(.minutes(1))) struct PortMisuseTests {
     @Test func sendToAnInvalidatedPortIsRejectedAndNeverDelivered() throws {

@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-// Helpers for the reliability tests (issue 6): misuse, teardown, stress and model tests.
+// Helpers for the reliability tests: misuse, teardown, stress and model tests.
 
 /// A thread-safe counter for handler calls.
 final class CallCounter: Sendable {

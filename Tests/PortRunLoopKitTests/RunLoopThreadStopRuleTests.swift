@@ -7,7 +7,7 @@ import Testing
 /// RunLoopThread's documented stop rule — everything queued before `stop()` (in the running mode)
 /// is handled, then the loop shuts down — must hold even when `stop()` arrives while the thread is
 /// inside a nested run (a modal run in another mode, or a synchronous wait in `performAndWait`),
-/// where the stop ends every run at once. Found by the stress suite (issue 6).
+/// where the stop ends every run at once. Found by the stress suite.
 @Suite(.timeLimit(.minutes(1))) struct RunLoopThreadStopRuleTests {
     static let modal = RunLoop.Mode("RunLoopThreadStopRuleTests.modal")
 

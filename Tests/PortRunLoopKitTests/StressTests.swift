@@ -3,7 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Testing
 
-/// The stress suite (issue 6 §1), small: the same engine `portrunloop-stress` runs at full size.
+/// The stress suite, small: the same engine `portrunloop-stress` runs at full size.
 /// Producers × items to several loops, mixing sends (zero-timeout and timed, with and without
 /// payloads), perform, performAndWait (with timeouts, throwing bodies), loop-to-loop synchronous
 /// calls, notification posts and observer add/remove, with chaos: port invalidation, loop

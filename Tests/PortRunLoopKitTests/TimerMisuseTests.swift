@@ -4,7 +4,7 @@ import PortRunLoopStressEngine
 import Synchronization
 import Testing
 
-/// Bad timer input (issue 6 §4): NaN, negative, infinite and huge intervals and dates. Each is a
+/// Bad timer input: NaN, negative, infinite and huge intervals and dates. Each is a
 /// precondition naming the mistake or a documented clamp — never a hang, a busy loop or a crash.
 @Suite(.timeLimit(.minutes(1))) struct TimerMisuseTests {
     @Test func nanFireDateIsAPreconditionFailure() async {

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import PortRunLoopStressEngine
 
-// portrunloop-stress: the reliability tool of issue 6.
+// portrunloop-stress: the reliability tool (stress, load and model runs).
 //
 //   portrunloop-stress [--seed N] [--producers N] [--items N] [--loops N] [--ports N]
 //                      [--duration S] [--round-timeout S] [--no-chaos] [--no-notifications] [--quiet]
