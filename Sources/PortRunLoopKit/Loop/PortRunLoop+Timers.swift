@@ -97,8 +97,9 @@ extension PortRunLoop {
 
     /// The timer of the running mode due first, and its group.
     private func earliestTimer() -> TimerRegistration? {
+        guard !timers.isEmpty else { return nil }
         var earliest: TimerRegistration?
-        for group in frames[frames.count - 1].groups {
+        for group in activeGroups {
             guard let first = group.timers.first else { continue }
             if let current = earliest,
                current.due < first.due || (current.due == first.due && current.sequence < first.sequence) { continue }
@@ -114,8 +115,9 @@ extension PortRunLoop {
     /// When the loop must wake for the running mode's timers (seconds since the reference date):
     /// the earliest of its groups' ``TimerHeap/wake``s.
     func nextTimerWake() -> Double {
+        guard !timers.isEmpty else { return .infinity }
         var wake = Double.infinity
-        for group in frames[frames.count - 1].groups { wake = min(wake, group.timers.wake) }
+        for group in activeGroups { wake = min(wake, group.timers.wake) }
         return wake
     }
 

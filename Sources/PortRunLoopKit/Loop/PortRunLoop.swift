@@ -62,8 +62,12 @@ public final class PortRunLoop: @unchecked Sendable {
     var sourceGroupsGeneration = 0
     /// The last ``sourceGroups(in:)`` answer.
     var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
-    /// The groups marked ``SourceGroup/isInRunningMode``, and for which mode and generation.
-    var activeGroups: (mode: RunLoop.Mode?, generation: Int, groups: [SourceGroup]) = (nil, -1, [])
+    /// The groups marked ``SourceGroup/isInRunningMode`` (the innermost run's), and for which
+    /// mode and generation. Kept apart from the frame so that the per-turn questions ("is the mode
+    /// empty?", "which timer is next?") read one array, not a copy of the frame.
+    var activeGroups: [SourceGroup] = []
+    var activeMode: RunLoop.Mode?
+    var activeGeneration = -1
     /// Taken by each timer scheduling; orders timers due at the same time.
     var nextTimerSequence: UInt64 = 0
     /// Fd sources libevent reported ready in a mode they are in, in order (see

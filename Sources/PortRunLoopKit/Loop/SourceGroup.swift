@@ -71,10 +71,12 @@ extension PortRunLoop {
             frames[index].groups = sourceGroups(in: frames[index].mode)
             frames[index].groupsGeneration = sourceGroupsGeneration
         }
-        if activeGroups.generation != sourceGroupsGeneration || activeGroups.mode != frames[index].mode {
-            for group in activeGroups.groups { group.isInRunningMode = false }
-            for group in frames[index].groups { group.isInRunningMode = true }
-            activeGroups = (frames[index].mode, sourceGroupsGeneration, frames[index].groups)
+        if activeGeneration != sourceGroupsGeneration || activeMode != frames[index].mode {
+            for group in activeGroups { group.isInRunningMode = false }
+            activeGroups = frames[index].groups
+            for group in activeGroups { group.isInRunningMode = true }
+            activeMode = frames[index].mode
+            activeGeneration = sourceGroupsGeneration
         }
         resumeSuspendedFileDescriptors()
     }
@@ -82,8 +84,8 @@ extension PortRunLoop {
     /// True when the innermost run's mode has no port, timer or fd source and no work is queued for
     /// it (work just arrived in the inbox counts: it may be the control work that adds a source).
     func innermostModeIsEmpty() -> Bool {
-        let frame = frames[frames.count - 1]
-        return modeIsEmpty(frame.mode, groups: frame.groups)
+        for group in activeGroups where !group.isEmpty { return false }
+        return !hasQueuedWork(for: frames[frames.count - 1].mode)
     }
 
     /// True when `groups` (a mode's) hold no source and no work is queued for `mode`; for a run
