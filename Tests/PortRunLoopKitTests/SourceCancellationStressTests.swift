@@ -1,0 +1,93 @@
+import Foundation
+import PortRunLoopKit
+import Synchronization
+import Testing
+
+/// Fd sources and timers cancelled from other threads while they are ready or firing, on loops
+/// that keep running: once `cancel()` / `invalidate()` has returned, the handler never starts
+/// again. Many rounds, bounded in count; no sleeps (a `performAndWait` round trip ends each round).
+@Suite(.timeLimit(.minutes(2))) struct SourceCancellationStressTests {
+    /// Set right after `cancel()`/`invalidate()` returned; read by the handler when it starts.
+    private final class Marker: Sendable {
+        let cancelled = Atomic<Bool>(false)
+        let ranAfterCancel = Atomic<Int>(0)
+        let runs = Atomic<Int>(0)
+        func started() {
+            runs.add(1, ordering: .relaxed)
+            if cancelled.load(ordering: .acquiring) { ranAfterCancel.add(1, ordering: .relaxed) }
+        }
+    }
+
+    @Test func readyFdSourcesCancelledFromOtherThreadsNeverRunAfterCancelReturns() throws {
+        let loops = try (0..<2).map { try RunLoopThread(name: "cancel-fd-\($0)") }
+        defer { for loop in loops { loop.stop() } }
+        var totalRuns = 0
+        for round in 0..<40 {
+            // Pipes left readable (never read): level-triggered, every turn reports them ready.
+            let pipes = (0..<16).map { _ in Pipe2() }
+            for pipe in pipes { pipe.write(1) }
+            var pairs: [(FileDescriptorSource, Marker)] = []
+            for (index, pipe) in pipes.enumerated() {
+                let marker = Marker()
+                let loop = loops[(index + round) % loops.count].loop
+                let source = try loop.watch(fileDescriptor: pipe.readEnd, for: .read) { _ in marker.started() }
+                pairs.append((source, marker))
+            }
+            // Let them fire at least once, then cancel from two threads at once while ready.
+            for loop in loops { try loop.loop.performAndWait {} }
+            let halves = [Array(pairs.prefix(8)), Array(pairs.suffix(8))]
+            let group = DispatchGroup()
+            for half in halves {
+                DispatchQueue.global().async(group: group) {
+                    for (source, marker) in half {
+                        source.cancel()
+                        marker.cancelled.store(true, ordering: .releasing)
+                    }
+                }
+            }
+            group.wait()
+            // A few more turns on each loop: nothing may start for a cancelled source.
+            for loop in loops {
+                for _ in 0..<3 { try loop.loop.performAndWait {} }
+            }
+            for (_, marker) in pairs {
+                #expect(marker.ranAfterCancel.load(ordering: .relaxed) == 0, "round \(round): a handler started after cancel() returned")
+                totalRuns += marker.runs.load(ordering: .relaxed)
+            }
+            withExtendedLifetime(pipes) {}
+        }
+        #expect(totalRuns >= 40 * 16) // every source fired before its cancel
+    }
+
+    @Test func firingTimersInvalidatedFromOtherThreadsNeverFireAfterInvalidateReturns() throws {
+        let loops = try (0..<2).map { try RunLoopThread(name: "cancel-timer-\($0)") }
+        defer { for loop in loops { loop.stop() } }
+        for round in 0..<40 {
+            var pairs: [(RunLoopTimer, Marker)] = []
+            for index in 0..<16 {
+                let marker = Marker()
+                let timer = RunLoopTimer(fireAt: Date(), interval: 0.0001, repeats: true) { _ in marker.started() }
+                loops[(index + round) % loops.count].loop.add(timer, forMode: .common)
+                pairs.append((timer, marker))
+            }
+            for loop in loops { try loop.loop.performAndWait {} }
+            let group = DispatchGroup()
+            for half in [Array(pairs.prefix(8)), Array(pairs.suffix(8))] {
+                DispatchQueue.global().async(group: group) {
+                    for (timer, marker) in half {
+                        timer.invalidate()
+                        marker.cancelled.store(true, ordering: .releasing)
+                    }
+                }
+            }
+            group.wait()
+            for loop in loops {
+                for _ in 0..<3 { try loop.loop.performAndWait {} }
+            }
+            for (timer, marker) in pairs {
+                #expect(!timer.isValid)
+                #expect(marker.ranAfterCancel.load(ordering: .relaxed) == 0, "round \(round): a timer fired after invalidate() returned")
+            }
+        }
+    }
+}
