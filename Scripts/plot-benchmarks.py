@@ -204,7 +204,7 @@ def other_table(run, label):
 
 
 def targets(runs):
-    """The issue's targets, as ratios within one run. Returns markdown lines."""
+    """The targets, as ratios within one run. Returns markdown lines."""
     lines = ["| target | run | measured | met |", "|:--|:--|--:|:--:|"]
 
     def row(text, label, value, ok):
@@ -242,7 +242,58 @@ def targets(runs):
                 if raw and ours_rt:
                     r = ours_rt.per_op_ns(50) / raw.per_op_ns(50)
                     row(f"round-trip p50 pinned ≤ 1.15× raw eventfd ({name.split('.', 1)[1]})", label, f"{r:.2f}×", r <= 1.15)
+        server_targets(run, label, row)
     return lines
+
+
+def server_targets(run, label, row):
+    """The server-loop targets: ratios within one run."""
+    floor = run.get("FdPingPong.LibEvent")
+    for peer in ("Ours.run", "Ours.runModeBefore"):
+        r = run.get(f"FdPingPong.{peer}")
+        if r and floor:
+            x = r.capped_per_op_ns(50) / floor.capped_per_op_ns(50)
+            row(f"fd ping-pong ≤ 1.2× a bare libevent base ({peer})", label, f"{x:.2f}×", x <= 1.2)
+    for scenario, kind in (("FdPingPong", "fd sources"), ("Timers", "timers")):
+        for peer in ("Ours.run", "Ours.runModeBefore"):
+            none, many = run.get(f"{scenario}.Idle0.{peer}"), run.get(f"{scenario}.Idle100k.{peer}")
+            if none and many:
+                x = many.capped_per_op_ns(50) / none.capped_per_op_ns(50)
+                row(f"100k idle {kind} ≤ 1.2× none ({peer})", label, f"{x:.2f}×", x <= 1.2)
+    for gap in SPARSE_GAPS:
+        ours = run.get(f"SparseCPU.Ours.{gap}")
+        for peer in ("Dispatch", "NIO"):
+            other = run.get(f"SparseCPU.{peer}.{gap}")
+            if ours and other and ours.raw("cpuNsPerMessage") and other.raw("cpuNsPerMessage"):
+                x = percentile(ours.raw("cpuNsPerMessage"), 50) / percentile(other.raw("cpuNsPerMessage"), 50)
+                row(f"sparse CPU per message ≤ 1.0× {peer} ({gap} gaps)", label, f"{x:.2f}×", x <= 1.0)
+    raw = run.get("FirstSendAfterIdle.RawEventfd")
+    for name in ("FirstSendAfterIdle.Ours.perform", "FirstSendAfterIdle.Ours.MessagePort.send"):
+        ours = run.get(name)
+        if raw and ours and raw.raw("latencyNs") and ours.raw("latencyNs"):
+            x = percentile(ours.raw("latencyNs"), 50) / percentile(raw.raw("latencyNs"), 50)
+            row(f"first send after idle p50 ≤ 1.3× raw eventfd ({name.split('.', 1)[1]})", label, f"{x:.2f}×", x <= 1.3)
+    ours, nio = run.get("SyncRoundTrip.Ours.performAndWait"), run.get("SyncRoundTrip.NIO.submit.wait")
+    if ours and nio:
+        x = nio.per_op_ns(50) / ours.per_op_ns(50)
+        row("performAndWait ≥ 1.2× NIO submit{}.wait() (from a plain thread)", label, f"{x:.2f}×", x >= 1.2)
+    if ours:
+        m = ours.per_op("Malloc (total)")
+        row("≤ 2 mallocs per performAndWait", label, fmt_count(m), m is not None and m <= 2.0)
+    ours, nio = run.get("ActorHop.Ours.PortRunLoop"), run.get("ActorHop.NIO.EventLoop")
+    if ours and nio:
+        x = nio.per_op_ns(50) / ours.per_op_ns(50)
+        row("actor hop ≥ 1.2× NIO's executor", label, f"{x:.2f}×", x >= 1.2)
+    ours, nio = run.get("EchoServer.Ours"), run.get("EchoServer.NIO")
+    if ours and nio and ours.raw("requestsPerSecond") and nio.raw("requestsPerSecond"):
+        x = percentile(ours.raw("requestsPerSecond"), 50) / percentile(nio.raw("requestsPerSecond"), 50)
+        row("echo server ≥ 1.0× NIO's requests/s", label, f"{x:.2f}×", x >= 1.0)
+        p_ours, p_nio = percentile(ours.raw("p99Ns"), 50), percentile(nio.raw("p99Ns"), 50)
+        row("echo server p99 ≤ NIO's", label, f"{p_ours / 1e3:,.0f} vs {p_nio / 1e3:,.0f} µs", p_ours <= p_nio)
+    entry = run.get("RunEntry.Ours.Idle10k")
+    if entry and entry.raw("eventRegistrations"):
+        x = max(entry.raw("eventRegistrations")) / max(1, entry.ops_p50())
+        row("event_add + event_del per run entry of an unchanged mode = 0 (10k fd sources, 1k timers)", label, f"{x:g}", x == 0)
 
 
 # ----------------------------------------------------------------------------- server-shaped scenarios

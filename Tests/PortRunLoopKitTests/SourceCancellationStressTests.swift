@@ -7,14 +7,18 @@ import Testing
 /// that keep running: once `cancel()` / `invalidate()` has returned, the handler never starts
 /// again. Many rounds, bounded in count; no sleeps (a `performAndWait` round trip ends each round).
 @Suite(.timeLimit(.minutes(2))) struct SourceCancellationStressTests {
-    /// Set right after `cancel()`/`invalidate()` returned; read by the handler when it starts.
+    /// Counts handler starts; `runsWhenCancelled` is the count read right after `cancel()` /
+    /// `invalidate()` returned. A handler call that had already started may still bump the count
+    /// once after that read (it counts at its very start, which may come after the gate let it in);
+    /// any further start is one the gate let in after the cancellation: a violation.
     private final class Marker: Sendable {
-        let cancelled = Atomic<Bool>(false)
-        let ranAfterCancel = Atomic<Int>(0)
         let runs = Atomic<Int>(0)
-        func started() {
-            runs.add(1, ordering: .relaxed)
-            if cancelled.load(ordering: .acquiring) { ranAfterCancel.add(1, ordering: .relaxed) }
+        let runsWhenCancelled = Atomic<Int>(-1)
+        func started() { runs.add(1, ordering: .relaxed) }
+        func cancelled() { runsWhenCancelled.store(runs.load(ordering: .acquiring), ordering: .releasing) }
+        var startedAfterCancel: Bool {
+            let atCancel = runsWhenCancelled.load(ordering: .acquiring)
+            return atCancel >= 0 && runs.load(ordering: .acquiring) > atCancel + 1
         }
     }
 
@@ -41,7 +45,7 @@ import Testing
                 DispatchQueue.global().async(group: group) {
                     for (source, marker) in half {
                         source.cancel()
-                        marker.cancelled.store(true, ordering: .releasing)
+                        marker.cancelled()
                     }
                 }
             }
@@ -51,7 +55,7 @@ import Testing
                 for _ in 0..<3 { try loop.loop.performAndWait {} }
             }
             for (_, marker) in pairs {
-                #expect(marker.ranAfterCancel.load(ordering: .relaxed) == 0, "round \(round): a handler started after cancel() returned")
+                #expect(!marker.startedAfterCancel, "round \(round): a handler started after cancel() returned")
                 totalRuns += marker.runs.load(ordering: .relaxed)
             }
             withExtendedLifetime(pipes) {}
@@ -76,7 +80,7 @@ import Testing
                 DispatchQueue.global().async(group: group) {
                     for (timer, marker) in half {
                         timer.invalidate()
-                        marker.cancelled.store(true, ordering: .releasing)
+                        marker.cancelled()
                     }
                 }
             }
@@ -86,7 +90,7 @@ import Testing
             }
             for (timer, marker) in pairs {
                 #expect(!timer.isValid)
-                #expect(marker.ranAfterCancel.load(ordering: .relaxed) == 0, "round \(round): a timer fired after invalidate() returned")
+                #expect(!marker.startedAfterCancel, "round \(round): a timer fired after invalidate() returned")
             }
         }
     }

@@ -39,6 +39,10 @@ func registerServerScenarios() {
     Scenarios.timerChurn("LibEvent") { LibEventTimerChurn() }
     Scenarios.timerChurn("NIO") { NIOTimerChurn() }
 
+    // RunEntry.Ours.Idle10k: the Foundation idiom's fixed cost per run entry (and its libevent calls:
+    // none), with 10k fd sources and 1k timers registered.
+    Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000)
+
     // SparseCPU.<peer>.<gap>: CPU per message when messages come one at a time. `Inline` is the
     // producer's own cost (pacing, no hand-off), to subtract from the others.
     let sparsePeers: [(name: String, factory: ChannelFactory)] = [

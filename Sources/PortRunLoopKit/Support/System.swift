@@ -206,6 +206,8 @@ extension Date {
     /// This date as a monotonic-clock deadline (seconds); `.infinity` for dates beyond ~100 years
     /// (including `.distantFuture`). NaN dates are a programmer error and are rejected by callers.
     var monotonicDeadline: Double {
+        // `.distantFuture` (the usual "no deadline") without reading either clock.
+        if timeIntervalSinceReferenceDate >= Date.distantFuture.timeIntervalSinceReferenceDate { return .infinity }
         let delta = timeIntervalSinceNow
         if delta > 100 * 365 * 86_400 { return .infinity }
         return System.monotonicSeconds() + delta
