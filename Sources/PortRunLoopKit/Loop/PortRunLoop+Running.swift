@@ -190,6 +190,7 @@ extension PortRunLoop {
                 }
             }
             inbox.wakePending = false
+            parkedFlagLeftSet = inbox.parked
             defer { inbox.stopRequested = false }
             return inbox.stopRequested
         }
@@ -225,25 +226,40 @@ extension PortRunLoop {
             if spinForWork(from: idleStart, for: allowance, until: wake) { return }
             idleStart = System.monotonicSeconds()
         }
-        let mayBlock = inbox.withLock { inbox -> Bool in
-            if inbox.hasWork { return false }
-            inbox.parked = true
-            inbox.rangAt = nil
-            return true
-        }
-        guard mayBlock else {
-            pollOccasionally()
-            return
+        // `parked` still set from the last sleep, and no producer since (one that took the ring
+        // duty would have raised the hint, and the collect that lowered it refreshed
+        // `parkedFlagLeftSet`): sleep again without touching the inbox. The loop of a server that
+        // only serves fds and timers takes no lock per event.
+        if !parkedFlagLeftSet {
+            let mayBlock = inbox.withLock { inbox -> Bool in
+                if inbox.hasWork { return false }
+                inbox.parked = true
+                inbox.rangAt = nil
+                return true
+            }
+            guard mayBlock else {
+                pollOccasionally()
+                return
+            }
         }
         iterationsSincePoll = 0
         sleeps.increment()
         wakeTimer.arm(for: wake)
         base.runOnce(blocking: true)
+        guard workHint.pointee.load(ordering: .acquiring) else {
+            // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
+            // (it then rings once although the loop is awake, which only makes a later wait
+            // return at once).
+            parkedFlagLeftSet = true
+            idleSpin.slept(gap: .infinity)
+            return
+        }
         let rangAt = inbox.withLock { inbox -> Double? in
             inbox.parked = false
             defer { inbox.rangAt = nil }
             return inbox.rangAt
         }
+        parkedFlagLeftSet = false
         idleSpin.slept(gap: rangAt.map { $0 - idleStart } ?? .infinity)
     }
 

@@ -45,7 +45,7 @@ extension PortRunLoop {
             guard modes != registration.group.modes else { return }
             move(registration, to: sourceGroup(for: modes))
         } else {
-            let registration = TimerRegistration(timer: timer, group: sourceGroup(for: ModeSet([mode])))
+            let registration = TimerRegistration(timer: timer, group: sourceGroup(forMode: mode))
             timers[ObjectIdentifier(timer)] = registration
             schedule(registration)
         }

@@ -60,6 +60,8 @@ public final class PortRunLoop: @unchecked Sendable {
     var sourceGroups: [ModeSet: SourceGroup] = [:]
     /// Moves whenever a group is made or the common modes change.
     var sourceGroupsGeneration = 0
+    /// The last ``sourceGroup(forMode:)`` answer.
+    var lastSingleModeGroup: (mode: RunLoop.Mode, generation: Int, group: SourceGroup)?
     /// The last ``sourceGroups(in:)`` answer.
     var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
     /// The groups marked ``SourceGroup/isInRunningMode`` (the innermost run's), and for which
@@ -77,6 +79,10 @@ public final class PortRunLoop: @unchecked Sendable {
     /// ``FileDescriptorRegistration``).
     var suspendedFileDescriptors: [FileDescriptorRegistration] = []
     var iterationsSincePoll = 0
+    /// The owner's knowledge that ``Inbox/parked`` is still set from its last sleep and no producer
+    /// has cleared it since (see `waitForEvents`); refreshed under the inbox lock whenever the loop
+    /// takes it.
+    var parkedFlagLeftSet = false
     /// When to spin before parking (see ``IdleSpin``).
     var idleSpin = IdleSpin()
     /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).

@@ -37,6 +37,18 @@ extension PortRunLoop {
         return group
     }
 
+    /// The group for sources scheduled in `mode` alone: ``sourceGroup(for:)`` without building a
+    /// `Set` for the mode (two allocations) when the same mode is used again, as a server that
+    /// makes a timer per request does.
+    func sourceGroup(forMode mode: RunLoop.Mode) -> SourceGroup {
+        if let last = lastSingleModeGroup, last.generation == sourceGroupsGeneration, last.mode == mode {
+            return last.group
+        }
+        let group = sourceGroup(for: mode == .common ? .common : ModeSet([mode]))
+        lastSingleModeGroup = (mode, sourceGroupsGeneration, group)
+        return group
+    }
+
     /// The groups whose sources belong to a run of `mode`. The last answer is kept until the
     /// groups change, so the usual pattern (one mode run again and again) pays one string
     /// comparison for it.
