@@ -22,6 +22,26 @@ import Testing
         }
     }
 
+    /// Cancels each item from one of two threads at once, marking it right after the call
+    /// returned, then lets every loop take a few more turns (nothing may start meanwhile).
+    private func cancelFromTwoThreads<Item: Sendable>(_ pairs: [(Item, Marker)], then loops: [RunLoopThread],
+                                                     _ cancel: @escaping @Sendable (Item) -> Void) throws {
+        let group = DispatchGroup()
+        let half = pairs.count / 2
+        for part in [Array(pairs.prefix(half)), Array(pairs.dropFirst(half))] {
+            DispatchQueue.global().async(group: group) {
+                for (item, marker) in part {
+                    cancel(item)
+                    marker.cancelled()
+                }
+            }
+        }
+        group.wait()
+        for loop in loops {
+            for _ in 0..<3 { try loop.loop.performAndWait {} }
+        }
+    }
+
     @Test func readyFdSourcesCancelledFromOtherThreadsNeverRunAfterCancelReturns() throws {
         let loops = try (0..<2).map { try RunLoopThread(name: "cancel-fd-\($0)") }
         defer { for loop in loops { loop.stop() } }
@@ -39,21 +59,7 @@ import Testing
             }
             // Let them fire at least once, then cancel from two threads at once while ready.
             for loop in loops { try loop.loop.performAndWait {} }
-            let halves = [Array(pairs.prefix(8)), Array(pairs.suffix(8))]
-            let group = DispatchGroup()
-            for half in halves {
-                DispatchQueue.global().async(group: group) {
-                    for (source, marker) in half {
-                        source.cancel()
-                        marker.cancelled()
-                    }
-                }
-            }
-            group.wait()
-            // A few more turns on each loop: nothing may start for a cancelled source.
-            for loop in loops {
-                for _ in 0..<3 { try loop.loop.performAndWait {} }
-            }
+            try cancelFromTwoThreads(pairs, then: loops) { $0.cancel() }
             for (_, marker) in pairs {
                 #expect(!marker.startedAfterCancel, "round \(round): a handler started after cancel() returned")
                 totalRuns += marker.runs.load(ordering: .relaxed)
@@ -75,19 +81,7 @@ import Testing
                 pairs.append((timer, marker))
             }
             for loop in loops { try loop.loop.performAndWait {} }
-            let group = DispatchGroup()
-            for half in [Array(pairs.prefix(8)), Array(pairs.suffix(8))] {
-                DispatchQueue.global().async(group: group) {
-                    for (timer, marker) in half {
-                        timer.invalidate()
-                        marker.cancelled()
-                    }
-                }
-            }
-            group.wait()
-            for loop in loops {
-                for _ in 0..<3 { try loop.loop.performAndWait {} }
-            }
+            try cancelFromTwoThreads(pairs, then: loops) { $0.invalidate() }
             for (timer, marker) in pairs {
                 #expect(!timer.isValid)
                 #expect(!marker.startedAfterCancel, "round \(round): a timer fired after invalidate() returned")

@@ -119,4 +119,34 @@ import Testing
             #expect(fired["exact"]! >= exact)
         }
     }
+
+    @Test func aFireDateSetFromAnotherThreadJustBeforeTheTimerFiresIsKept() throws {
+        let thread = try RunLoopThread(name: "timer-rearm-race")
+        defer { thread.stop() }
+        let fires = Recorder<Date>()
+        let secondFire = Signal()
+        let firstDate = Date(timeIntervalSinceNow: 0.03)
+        let timer = RunLoopTimer(fireAt: firstDate) { _ in
+            fires.append(Date())
+            if fires.count == 2 { secondFire.fire() }
+        }
+        thread.loop.add(timer, forMode: .common)
+        try thread.loop.performAndWait {} // in the heap, due at `firstDate`
+        let due = Signal()
+        let dateSet = Signal()
+        thread.loop.perform {
+            // Keep the loop inside this turn's queued work until the timer is due, and until the
+            // other thread has moved its date: the turn then goes on to fire it for its old date.
+            while Date() < firstDate { sched_yield() }
+            due.fire()
+            _ = dateSet.wait()
+        }
+        #expect(due.wait())
+        let newDate = Date(timeIntervalSinceNow: 0.03)
+        timer.fireDate = newDate
+        dateSet.fire()
+        #expect(secondFire.wait(seconds: 10), "the date set from another thread was dropped")
+        #expect(fires.values.count == 2)
+        if fires.values.count == 2 { #expect(fires.values[1] >= newDate) }
+    }
 }

@@ -16,6 +16,10 @@ final class TimerRegistration {
     var sequence: UInt64 = 0
     /// Its index in `group.timers`, or -1 while it is not in the heap (firing, or unregistered).
     var heapIndex = -1
+    /// The timer's ``RunLoopTimer/fireDateVersion`` when it was last scheduled: a later version
+    /// means its date was set since (from its block or another thread), so the fire that follows
+    /// re-arms it for that date instead of moving it on or invalidating it.
+    var scheduledVersion: UInt64 = 0
     /// True while its block runs (counted in its group's ``SourceGroup/firingTimers``).
     var isFiring = false
 
@@ -54,7 +58,8 @@ extension PortRunLoop {
     /// Puts `registration` in its group's heap, due at its timer's fire date, after every timer
     /// scheduled before it.
     private func schedule(_ registration: TimerRegistration) {
-        let (fireDate, tolerance) = registration.timer.schedule
+        let (fireDate, tolerance, version) = registration.timer.schedule
+        registration.scheduledVersion = version
         let seconds = fireDate.timeIntervalSinceReferenceDate
         registration.due = seconds >= Date.distantFuture.timeIntervalSinceReferenceDate ? .infinity : seconds
         registration.slack = tolerance
@@ -128,8 +133,8 @@ extension PortRunLoop {
     ///
     /// While its block runs a timer is out of its heap: a nested run cannot fire it again (CF's
     /// "firing" guard). When the block returns, a repeating timer moves on by whole intervals past
-    /// the moment it fired, and a one-shot timer is invalidated, unless the block set its fire date,
-    /// which re-arms it for that date.
+    /// the moment it fired, and a one-shot timer is invalidated, unless its fire date was set since
+    /// it was scheduled (by the block or by another thread), which re-arms it for that date.
     func fireDueTimers() -> Bool {
         guard nextTimerDue() != .infinity else { return false }
         var handled = false
@@ -140,7 +145,6 @@ extension PortRunLoop {
             registration.group.timers.remove(registration)
             let timer = registration.timer
             guard timer.isValid else { unregisterTimer(timer); continue }
-            let dateVersion = timer.fireDateVersion
             if timer.gate.tryEnter() {
                 setFiring(registration, true)
                 timer.block(timer)
@@ -150,8 +154,11 @@ extension PortRunLoop {
                 handled = true
             }
             guard timers[ObjectIdentifier(timer)] === registration, timer.isValid else { continue }
-            if timer.fireDateVersion != dateVersion {
-                schedule(registration) // its block set a new fire date
+            if timer.fireDateVersion != registration.scheduledVersion {
+                // Its date was set since it was scheduled: by its block, or by another thread
+                // while the loop was deciding to fire it (that thread's re-arm found it out of
+                // the heap). Either way the new date stands.
+                schedule(registration)
             } else if timer.repeats {
                 timer.advance(after: nowDate)
                 schedule(registration)

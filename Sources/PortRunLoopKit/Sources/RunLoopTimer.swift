@@ -115,9 +115,9 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         if loop.isCurrentThread { loop.unregisterTimer(self) } else { loop.onOwner { $0.unregisterTimer(self) } }
     }
 
-    /// The fire date and tolerance, read together.
-    var schedule: (fireDate: Date, tolerance: TimeInterval) {
-        state.withLock { ($0.fireDate, $0.tolerance) }
+    /// The fire date, tolerance and ``fireDateVersion``, read together.
+    var schedule: (fireDate: Date, tolerance: TimeInterval, version: UInt64) {
+        state.withLock { ($0.fireDate, $0.tolerance, $0.fireDateVersion) }
     }
 
     /// Moves each time ``fireDate`` is set.
