@@ -149,7 +149,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread; the closure is called on the loop's thread only.
     public func setHandler(_ handler: (@Sendable (MessagePort.Message) -> Void)?) {
-        withLock { state.handler = handler }
+        // The old closure is released after the lock: whatever it captured may call back into
+        // this port from its `deinit` (invalidate it, send to it), which takes the same lock.
+        let old = withLock { () -> (@Sendable (MessagePort.Message) -> Void)? in
+            defer { state.handler = handler }
+            return state.handler
+        }
+        withExtendedLifetime(old) {}
     }
 
     /// False once ``invalidate()`` was called (or the port's loop shut down).
