@@ -171,7 +171,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///   - components: data to carry; empty sends a pure signal and allocates nothing.
     ///   - replyPort: a port the receiver may answer on.
     /// - Returns: true when the message was queued; false when the port is invalid or stayed full
-    ///   until `date`. A false return means the message will never be delivered.
+    ///   until `date`. A false return means the message will never be delivered. On the thread of
+    ///   the loop the port is scheduled in, a full port returns false at once: only that thread
+    ///   could make room, so waiting would never end.
     ///
     /// Thread-safety: any thread.
     @discardableResult
@@ -184,7 +186,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             return false
         }
         if state.queue.count >= state.limit {
-            guard waitForRoom(until: date) else {
+            // Only the port's loop makes room, so its own thread waiting for room would wait for
+            // itself: on that thread a full port fails at once, whatever the date.
+            let selfSend = state.loop?.isCurrentThread ?? false
+            guard !selfSend, waitForRoom(until: date) else {
                 state.rejected += 1
                 unlock()
                 return false
