@@ -21,7 +21,8 @@ import Dispatch
 ///   re-entered — libdispatch's rule for the main queue inside a nested CFRunLoop.
 /// - Code on the loop's thread is isolated to this executor even outside a job (in a perform
 ///   block, a port handler, …): `assumeIsolated` on a pinned actor succeeds there, and traps with
-///   a message elsewhere.
+///   a message elsewhere — and in a run nested inside a running job, where the job's actor is
+///   suspended below on the stack.
 /// - Once the loop is shut down (its thread exited or its ``RunLoopThread`` stopped) its jobs are
 ///   not lost: jobs still queued, and any enqueued later, *fail over* in order to a serial dispatch
 ///   queue private to the loop, where they run one at a time, still isolated to this executor
@@ -67,7 +68,7 @@ extension PortRunLoop: SerialExecutor {
     ///
     /// Thread-safety: any thread.
     public func isIsolatingCurrentContext() -> Bool? {
-        isLiveOwnerThread || RunningExecutorJob.isRunning(for: self)
+        isolatesCurrentContext
     }
 
     /// Traps, naming the loop, unless the caller is isolated to this executor (see
@@ -76,7 +77,7 @@ extension PortRunLoop: SerialExecutor {
     ///
     /// Thread-safety: any thread.
     public func checkIsolated() {
-        precondition(isLiveOwnerThread || RunningExecutorJob.isRunning(for: self),
+        precondition(isolatesCurrentContext,
                      "PortRunLoop: code isolated to the executor of loop '\(name)' ran on another thread (assumeIsolated / preconditionIsolated off the loop's thread)")
     }
 
@@ -96,9 +97,25 @@ extension PortRunLoop: SerialExecutor {
         }
     }
 
-    /// Owner thread: runs one executor job (called from the queue in `runQueuedWork`).
+    /// Owner thread: runs one executor job (called from the queue in `runQueuedWork`), noting how
+    /// deep in runs it started (``isolatesCurrentContext``).
     func runExecutorJob(_ job: LoopJob) {
+        let outer = jobStartedAtRunDepth
+        jobStartedAtRunDepth = frames.count
         RunningExecutorJob.run(job, on: self)
+        jobStartedAtRunDepth = outer
+    }
+
+    /// Whether the caller is isolated to this executor: on the loop's live thread, unless it is
+    /// inside a run nested in a running executor job (a perform block or handler there must not
+    /// count as isolated, or `assumeIsolated` would let it into the actor whose job is suspended
+    /// below it on the stack); or in one of this loop's jobs that failed over after shutdown.
+    var isolatesCurrentContext: Bool {
+        if isLiveOwnerThread {
+            guard let depth = jobStartedAtRunDepth else { return true }
+            return frames.count <= depth
+        }
+        return RunningExecutorJob.isRunning(for: self)
     }
 
     /// Inbox lock held, loop shut down: the serial queue that runs this loop's jobs from now on,

@@ -145,6 +145,12 @@ extension PortRunLoop {
             registration.group.timers.remove(registration)
             let timer = registration.timer
             guard timer.isValid else { unregisterTimer(timer); continue }
+            if timer.fireDateVersion != registration.scheduledVersion {
+                // Its date was set (from another thread) since it was scheduled, and that thread's
+                // re-arm is still queued: the new date decides, the old one does not fire.
+                schedule(registration)
+                continue
+            }
             if timer.gate.tryEnter() {
                 setFiring(registration, true)
                 timer.block(timer)

@@ -83,6 +83,8 @@ public final class PortRunLoop: @unchecked Sendable {
     /// has cleared it since (see `waitForEvents`); refreshed under the inbox lock whenever the loop
     /// takes it.
     var parkedFlagLeftSet = false
+    /// How many runs were in progress when the executor job running now started (nil: none).
+    var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
     var idleSpin = IdleSpin()
     /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
