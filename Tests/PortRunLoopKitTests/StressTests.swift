@@ -6,13 +6,18 @@ import Testing
 /// The stress suite, small: the same engine `portrunloop-stress` runs at full size.
 /// Producers × items to several loops, mixing sends (zero-timeout and timed, with and without
 /// payloads), perform, performAndWait (with timeouts, throwing bodies), loop-to-loop synchronous
-/// calls, notification posts and observer add/remove, with chaos: port invalidation, loop
-/// stop/restart and consumer thread exit (RunLoopThread.stop and plain thread exit). Checks
-/// exactly-once, FIFO per producer, rejected ⇔ never delivered, nothing after invalidation or
-/// removal returned, port statistics, and that every thread joins. The seed is printed;
-/// `PORTRUNLOOP_STRESS_SEED` replays a run's choices.
+/// calls, notification posts and observer add/remove, records written into watched pipes and
+/// socketpairs, one-shot and short-interval repeating timers added from other threads, with chaos:
+/// port invalidation, loop stop/restart, consumer thread exit (RunLoopThread.stop and plain thread
+/// exit), fd sources cancelled from another thread while ready and timers invalidated while
+/// firing. Checks exactly-once, FIFO per producer, rejected ⇔ never delivered, nothing after
+/// invalidation, removal or cancellation returned, port statistics, every byte written before a
+/// pipe's cancellation point read in order exactly once, timers never early and at most once per
+/// arming, handlers on their loop's thread, every fd closed, and that every thread joins. The seed
+/// is printed; `PORTRUNLOOP_STRESS_SEED` replays a run's choices.
 @Suite(.timeLimit(.minutes(3))) struct StressTests {
-    private func run(_ configure: (inout StressConfiguration) -> Void) async {
+    @discardableResult
+    private func run(_ configure: (inout StressConfiguration) -> Void) async -> StressReport {
         var config = StressConfiguration(seed: StressConfiguration.seedFromEnvironment())
         config.producers = 3
         config.itemsPerProducer = 1_500
@@ -25,6 +30,14 @@ import Testing
         #expect(report.passed, "\(report)")
         #expect(report.threadsStarted == report.threadsJoined)
         #expect(report.sendsAccepted > 0 && report.performsRun > 0 && report.callsReturned > 0)
+        if report.configuration.fileDescriptors {
+            #expect(report.fdBytesDelivered > 0 && report.fdCancelled > 0)
+            #expect(report.fdsOpened == report.fdsClosed)
+        }
+        if report.configuration.timers {
+            #expect(report.timersFired > 0 && report.timersRearmedInBlock > 0)
+        }
+        return report
     }
 
     @Test func mixedTrafficWithChaos() async {
@@ -45,5 +58,43 @@ import Testing
             config.itemsPerProducer = 150
             config.duration = 1.5
         }
+    }
+
+    @Test func fdSourcesAndTimersCancelledFromOtherThreadsWhileReadyOrFiring() async {
+        // Notifications off, so more of the round is fd and timer traffic; several rounds, so the
+        // level-triggered cases (a held handler called on every turn, a lazy one leaving bytes
+        // unread) all come up.
+        let report = await run { config in
+            config.notifications = false
+            config.itemsPerProducer = 600
+            config.duration = 1.5
+        }
+        #expect(report.fdCancelledWhileReady > 0 && report.fdCancelledWhileHeld > 0)
+        #expect(report.fdRanAfterCancel == 0 && report.fdLost == 0 && report.fdNotPrefix == 0 && report.fdWrongThread == 0)
+        #expect(report.timersInvalidatedWhileFiring > 0 && report.timersRepeating > 0)
+        #expect(report.timersEarly == 0 && report.timersAfterInvalidate == 0 && report.timersDoubleFire == 0)
+    }
+
+    @Test func withoutFdSourcesAndTimersTheMixIsTheRegularOne() async {
+        let report = await run { config in
+            config.fileDescriptors = false
+            config.timers = false
+            config.itemsPerProducer = 500
+        }
+        #expect(report.fdPipes == 0 && report.timersAdded == 0)
+        #expect(!report.description.contains("fd:") && !report.description.contains("timers:"))
+    }
+
+    @Test func oneShotTimersReArmedFromOtherThreadsFireAtTheirNewDate() async {
+        // Semantics.md T7: setting `fireDate` from another thread re-arms the timer for the new
+        // date, also when it lands while the loop is inside the turn that fires the timer (the new
+        // date decides; only a set racing with the fire itself can still see the old date fire,
+        // and the timer must then fire again, at the new one).
+        let report = await run { config in
+            config.notifications = false
+            config.fileDescriptors = false
+        }
+        #expect(report.timersRearmedFromOtherThreads > 0)
+        #expect(report.timersRearmLost == 0 && report.timersNeverFired == 0 && report.timersEarly == 0)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 
-/// The load test (issue 6 §5): one loop receiving from many producer threads at full speed.
+/// The load test: one loop receiving from many producer threads at full speed.
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct LoadConfiguration: Sendable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import Foundation
 import PortRunLoopKit
 
-/// The randomized model test (issue 6 §2): random operation sequences, driven single-threaded on a
+/// The randomized model test: random operation sequences, driven single-threaded on a
 /// loop by the thread that owns it, checked against a reference model of Docs/Semantics.md. A
 /// failing case is shrunk to the shortest failing sequence found; its seed replays it.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import PortRunLoopKit
 
-/// An actor pinned to one consumer's loop through the loop's `SerialExecutor` (issue 4).
+/// An actor pinned to one consumer's loop through the loop's `SerialExecutor`.
 ///
 /// Thread-safety: an actor; its methods run on the loop's thread (or, once the loop has shut down,
 /// on the loop's after-shutdown queue, still isolated).

@@ -33,6 +33,19 @@ public struct StressConfiguration: Sendable, CustomStringConvertible {
     /// Notification posts and observer add/remove through the thread notification center.
     /// Thread-safety: a field of a value type (`Sendable`).
     public var notifications: Bool = true
+    /// Fd sources: pipes and socketpairs watched on the consumer loops, written by the producers,
+    /// cancelled from other threads while ready (with chaos) and at the round's end.
+    /// Thread-safety: a field of a value type (`Sendable`).
+    public var fileDescriptors: Bool = true
+    /// Watched pipes per consumer loop (replaced when chaos cancels one).
+    /// Thread-safety: a field of a value type (`Sendable`).
+    public var pipesPerLoop: Int = 2
+    /// Timers: one-shot and 0.1–1 ms repeating timers added to the consumer loops from other
+    /// threads, re-armed by setting `fireDate` (from their blocks, and one-shots from other threads,
+    /// some inside the very turn that fires them), invalidated from other threads while firing
+    /// (with chaos).
+    /// Thread-safety: a field of a value type (`Sendable`).
+    public var timers: Bool = true
     /// A round that has not finished after this many seconds is a hang: the run aborts with a
     /// diagnostic (a deadlock must never pass as a slow run).
     /// Thread-safety: a field of a value type (`Sendable`).
@@ -69,6 +82,7 @@ public struct StressConfiguration: Sendable, CustomStringConvertible {
     /// Thread-safety: a value type.
     public var description: String {
         "seed=\(seed) producers=\(producers) items=\(itemsPerProducer) loops=\(loops) ports/loop=\(portsPerLoop) "
-            + "duration=\(duration.map { "\($0)s" } ?? "1 round") chaos=\(chaos) notifications=\(notifications)"
+            + "duration=\(duration.map { "\($0)s" } ?? "1 round") chaos=\(chaos) notifications=\(notifications) "
+            + "fds=\(fileDescriptors)\(fileDescriptors ? " pipes/loop=\(pipesPerLoop)" : "") timers=\(timers)"
     }
 }

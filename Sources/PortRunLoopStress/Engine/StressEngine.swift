@@ -24,6 +24,7 @@ public enum StressEngine {
         precondition(configuration.itemsPerProducer >= 0 && configuration.itemsPerProducer <= StressTag.maxItems,
                      "StressEngine: items per producer must be in 0...\(StressTag.maxItems)")
         precondition(configuration.loops >= 1 && configuration.portsPerLoop >= 1, "StressEngine: need at least one loop and one port per loop")
+        precondition(configuration.pipesPerLoop >= 0, "StressEngine: pipes per loop must not be negative")
         var report = StressReport(configuration: configuration)
         let start = System.monotonic()
         var roundIndex = 0
@@ -33,7 +34,10 @@ public enum StressEngine {
             let finished = Latch()
             let watchdog = JoinableThread(name: "stress-watchdog") {
                 if !finished.wait(seconds: configuration.roundTimeout) {
-                    let state = round.progress.withLock { $0 }.enumerated().map { "  p\($0.offset): \($0.element)" }
+                    var state = round.progress.withLock { $0 }.enumerated().map { "  p\($0.offset): \($0.element)" }
+                    if round.fileDescriptors != nil || round.timers != nil {
+                        state.append("  fd/timer chaos or round end: \(round.sourceProgress.withLock { $0 })")
+                    }
                     let text = "portrunloop-stress: HANG — round \(thisRound) did not finish within "
                         + "\(configuration.roundTimeout)s (seed \(configuration.seed)).\n" + state.joined(separator: "\n") + "\n"
                     FileHandle.standardError.write(Data(text.utf8))
@@ -85,6 +89,18 @@ extension StressReport {
         threadsStarted += other.threadsStarted; threadsJoined += other.threadsJoined
         lost += other.lost; duplicated += other.duplicated; reordered += other.reordered
         rejectedButDelivered += other.rejectedButDelivered; lateDeliveries += other.lateDeliveries
+        fdPipes += other.fdPipes; fdSocketpairs += other.fdSocketpairs; fdsOpened += other.fdsOpened; fdsClosed += other.fdsClosed
+        fdWrites += other.fdWrites; fdWritesRefused += other.fdWritesRefused
+        fdBytesWritten += other.fdBytesWritten; fdBytesDelivered += other.fdBytesDelivered
+        fdCancelled += other.fdCancelled; fdCancelledWhileReady += other.fdCancelledWhileReady
+        fdCancelledWhileHeld += other.fdCancelledWhileHeld; fdInFlightAtCancel += other.fdInFlightAtCancel
+        fdRanAfterCancel += other.fdRanAfterCancel; fdWrongThread += other.fdWrongThread; fdLost += other.fdLost; fdNotPrefix += other.fdNotPrefix
+        timersAdded += other.timersAdded; timersRepeating += other.timersRepeating; timersFired += other.timersFired
+        timersRearmedInBlock += other.timersRearmedInBlock; timersRearmedFromOtherThreads += other.timersRearmedFromOtherThreads
+        timersInvalidated += other.timersInvalidated; timersInvalidatedWhileFiring += other.timersInvalidatedWhileFiring
+        timersInFlightAtInvalidate += other.timersInFlightAtInvalidate; timersFiredForOlderDate += other.timersFiredForOlderDate
+        timersEarly += other.timersEarly; timersAfterInvalidate += other.timersAfterInvalidate; timersDoubleFire += other.timersDoubleFire
+        timersRearmLost += other.timersRearmLost; timersNeverFired += other.timersNeverFired; timersWrongThread += other.timersWrongThread
         for v in other.violations { violation("round \(rounds): \(v)") }
     }
 }

@@ -11,12 +11,17 @@ struct StressProducer {
     let index: Int
     let round: StressRound
     var rng: SeededGenerator
+    /// The fd and timer operations' own generator (see `sourceOperation(step:)`).
+    var sourceRNG: SeededGenerator
+    /// The next sequence number of the records this producer writes into pipes.
+    var pipeSeq = 0
     var log = StressProducerLog()
 
-    init(index: Int, round: StressRound, rng: SeededGenerator) {
+    init(index: Int, round: StressRound, rng: SeededGenerator, sourceRNG: SeededGenerator) {
         self.index = index
         self.round = round
         self.rng = rng
+        self.sourceRNG = sourceRNG
     }
 
     func note(_ text: String) { round.progress.withLock { $0[index] = text } }
@@ -57,6 +62,7 @@ struct StressProducer {
             default:
                 send(seq: seq, timed: false)
             }
+            sourceOperation(step: i)
         }
         note("finished")
     }

@@ -24,6 +24,13 @@ final class StressRound: Sendable {
     /// Per producer: the operation it is in (for the hang diagnostic).
     let progress: Locked<[String]>
     let notifications: StressNotifications?
+    /// The fd-source and timer parts (nil when turned off in the configuration).
+    let fileDescriptors: StressFileDescriptors?
+    let timers: StressTimers?
+    /// What the source chaos thread (or the round's end) is doing, for the hang diagnostic.
+    let sourceProgress = Locked<String>("not started")
+    /// Producer operations done so far (paces the source chaos thread).
+    let sourceOpsDone = StressCondition<Int>(0)
 
     init(config: StressConfiguration, index: Int) {
         self.config = config
@@ -32,6 +39,8 @@ final class StressRound: Sendable {
         self.slots = Locked([])
         self.progress = Locked(Array(repeating: "not started", count: config.producers))
         self.notifications = config.notifications ? StressNotifications(producers: config.producers) : nil
+        self.fileDescriptors = config.fileDescriptors ? StressFileDescriptors(config: config, roundSeed: seed) : nil
+        self.timers = config.timers ? StressTimers(config: config, roundSeed: seed) : nil
     }
 
     func uid() -> Int { nextUID.add(1, ordering: .relaxed).newValue }
@@ -51,11 +60,14 @@ final class StressRound: Sendable {
         allPorts.withLock { $0.append(contentsOf: ports) }
         allConsumers.withLock { $0.append(consumer) }
         notifications?.consumerStarted(consumer, round: self)
+        fileDescriptors?.consumerStarted(consumer)
         return consumer
     }
 
     func retire(_ consumer: StressConsumer) {
         notifications?.consumerRetiring(consumer)
+        fileDescriptors?.consumerRetiring(consumer)
+        timers?.consumerRetiring(consumer)
         if consumer.retire(timeout: config.roundTimeout) {
             threadsJoined.add(1, ordering: .relaxed)
         } else {
@@ -109,12 +121,20 @@ final class StressRound: Sendable {
         var producers: [JoinableThread] = []
         for p in 0..<config.producers {
             let producerSeed = SeededGenerator.derive(seed, UInt64(p) + 1)
+            let sourceSeed = SeededGenerator.derive(producerSeed, 0x5_0CE5)
             producers.append(JoinableThread(name: "stress-p\(p)") { [self] in
                 start.wait()
-                var producer = StressProducer(index: p, round: self, rng: SeededGenerator(seed: producerSeed))
+                var producer = StressProducer(index: p, round: self, rng: SeededGenerator(seed: producerSeed),
+                                              sourceRNG: SeededGenerator(seed: sourceSeed))
                 producer.run()
                 logs.withLock { $0[p] = producer.log }
             })
+            threadsStarted.add(1, ordering: .relaxed)
+        }
+        var sourceChaos: JoinableThread?
+        if StressSourceChaos.actions(for: config) > 0 {
+            let chaosSeed = SeededGenerator.derive(seed, 0x50_C4A0)
+            sourceChaos = JoinableThread(name: "stress-chaos") { [self] in StressSourceChaos.run(round: self, seed: chaosSeed) }
             threadsStarted.add(1, ordering: .relaxed)
         }
         for _ in 0..<config.producers { start.open() }
@@ -125,8 +145,18 @@ final class StressRound: Sendable {
                 runtimeViolation("producer p\(p) did not finish within \(config.roundTimeout)s: \(progress.withLock { $0[p] }) (hang)")
             }
         }
+        if let sourceChaos {
+            if sourceChaos.join(timeout: config.roundTimeout) {
+                threadsJoined.add(1, ordering: .relaxed)
+            } else {
+                runtimeViolation("the source chaos thread did not finish within \(config.roundTimeout)s: \(sourceProgress.withLock { $0 }) (hang)")
+            }
+        }
         notifications?.producersFinished(round: self)
+        fileDescriptors?.producersFinished(round: self)
+        timers?.producersFinished(round: self)
         for consumer in slots.withLock({ $0 }) { retire(consumer) }
+        fileDescriptors?.roundFinished()
         notifications?.roundFinished(round: self)
         return logs.withLock { $0.map { $0 ?? StressProducerLog() } }
     }

@@ -166,5 +166,7 @@ struct StressVerifier {
             report.violation("round \(round.index): \(round.threadsStarted.load(ordering: .acquiring)) threads started, \(round.threadsJoined.load(ordering: .acquiring)) joined")
         }
         round.notifications?.verify(round: round, logs: logs, into: &report)
+        round.fileDescriptors?.verify(into: &report)
+        round.timers?.verify(into: &report)
     }
 }

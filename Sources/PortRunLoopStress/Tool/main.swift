@@ -6,8 +6,9 @@ import PortRunLoopStressEngine
 
 // portrunloop-stress: the reliability tool (stress, load and model runs).
 //
-//   portrunloop-stress [--seed N] [--producers N] [--items N] [--loops N] [--ports N]
-//                      [--duration S] [--round-timeout S] [--no-chaos] [--no-notifications] [--quiet]
+//   portrunloop-stress [--seed N] [--producers N] [--items N] [--loops N] [--ports N] [--pipes N]
+//                      [--duration S] [--round-timeout S] [--no-chaos] [--no-notifications]
+//                      [--no-fds] [--no-timers] [--quiet]
 //   portrunloop-stress --load [--duration S] [--producers N] [--queue-limit N] [--max-growth-mb N]
 //   portrunloop-stress --model [--cases N] [--seed N]
 //
@@ -25,10 +26,13 @@ options:
   --items N            operations per producer per round (default 2000)
   --loops N            consumer loops (default 3)
   --ports N            ports per consumer loop (default 2)
+  --pipes N            watched pipes/socketpairs per consumer loop (default 2)
   --duration S         stress: keep running rounds for S seconds; load: run S seconds (default 30)
   --round-timeout S    a round taking longer is a hang: abort with a diagnostic (default 240)
   --no-chaos           no port invalidation, loop stop/restart or consumer thread exit
   --no-notifications   no notification posts / observers
+  --no-fds             no fd sources (pipes written by the producers, cancelled while ready)
+  --no-timers          no timers (one-shot and repeating, re-armed and invalidated from other threads)
   --queue-limit N      load: the port's queue limit (default 5, Mach's default)
   --senders KIND       load: mixed (half try once, half wait 50 ms; default), zero (all try once), wait (all wait)
   --max-growth-mb N    load: fail if peak RSS grows more than N MiB over the start (default 64)
@@ -52,7 +56,7 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 var mode = "stress"
 var options: [String: String] = [:]
 var flags: Set<String> = []
-let valued: Set<String> = ["--senders", "--seed", "--producers", "--items", "--loops", "--ports", "--duration", "--round-timeout",
+let valued: Set<String> = ["--senders", "--seed", "--producers", "--items", "--loops", "--ports", "--pipes", "--duration", "--round-timeout",
                            "--queue-limit", "--max-growth-mb", "--cases"]
 while let arg = arguments.first {
     arguments.removeFirst()
@@ -66,7 +70,7 @@ while let arg = arguments.first {
         say("portrunloop-stress: leaked 4242 bytes on purpose")
         exit(0)
     case "--model": mode = "model"
-    case "--no-chaos", "--no-notifications", "--quiet": flags.insert(arg)
+    case "--no-chaos", "--no-notifications", "--no-fds", "--no-timers", "--quiet": flags.insert(arg)
     case _ where valued.contains(arg):
         guard let value = arguments.first else { fail("\(arg) needs a value") }
         arguments.removeFirst()
@@ -139,6 +143,9 @@ default:
     config.roundTimeout = double("--round-timeout") ?? config.roundTimeout
     config.chaos = !flags.contains("--no-chaos")
     config.notifications = !flags.contains("--no-notifications")
+    config.fileDescriptors = !flags.contains("--no-fds")
+    config.pipesPerLoop = int("--pipes", config.pipesPerLoop)
+    config.timers = !flags.contains("--no-timers")
     guard (1...255).contains(config.producers) else { fail("--producers must be in 1...255") }
     say("portrunloop-stress: \(config)")
     let quiet = flags.contains("--quiet")
