@@ -35,11 +35,3 @@ enum RunningExecutorJob {
         pthread_getspecific(key) == Unmanaged.passUnretained(loop).toOpaque()
     }
 }
-
-extension QueuedWork {
-    /// True for an executor job (which must not start inside another one).
-    var isExecutorJob: Bool {
-        if case .job = kind { return true }
-        return false
-    }
-}

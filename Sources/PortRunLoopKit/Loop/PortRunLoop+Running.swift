@@ -120,7 +120,7 @@ extension PortRunLoop {
             return true
         }
         guard entered else { return .finished }
-        frames.append(RunFrame(mode: mode, isPrivate: condition != nil, groups: groups, groupsGeneration: sourceGroupsGeneration))
+        frames.append(RunFrame(mode: mode, isPrivate: condition != nil))
         activateInnermostFrame()
         defer {
             frames.removeLast()

@@ -65,8 +65,8 @@ public final class PortRunLoop: @unchecked Sendable {
     /// The last ``sourceGroups(in:)`` answer.
     var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
     /// The groups marked ``SourceGroup/isInRunningMode`` (the innermost run's), and for which
-    /// mode and generation. Kept apart from the frame so that the per-turn questions ("is the mode
-    /// empty?", "which timer is next?") read one array, not a copy of the frame.
+    /// mode and generation: what the per-turn questions ("is the mode empty?", "which timer is
+    /// next?") read.
     var activeGroups: [SourceGroup] = []
     var activeMode: RunLoop.Mode?
     var activeGeneration = -1
@@ -108,10 +108,6 @@ public final class PortRunLoop: @unchecked Sendable {
         /// run the user started: ``stop()`` is not meant for it.
         let isPrivate: Bool
         var stopped = false
-        /// The source groups in `mode`, worked out when the run started (or became innermost
-        /// again after the groups changed).
-        var groups: [SourceGroup] = []
-        var groupsGeneration = -1
     }
 
     init(name: String, owner: Owner) throws(PortRunLoopError) {

@@ -69,25 +69,20 @@ extension PortRunLoop {
         activateInnermostFrame()
     }
 
-    /// Makes the innermost run's groups the ones marked ``SourceGroup/isInRunningMode`` (refreshing
-    /// them if the groups changed since the run worked them out), then re-arms the fd sources that
-    /// were suspended because they fired in another mode and belong to this one.
+    /// Makes the innermost run's groups the ones marked ``SourceGroup/isInRunningMode`` (worked out
+    /// again only when the mode or the groups changed), then re-arms the fd sources that were
+    /// suspended because they fired in another mode and belong to this one.
     ///
     /// With no run in progress the marks stay as the last run left them: nothing reads them outside
     /// a run (libevent callbacks and deliveries only happen inside one), and a loop that runs the
     /// same mode again and again then changes no mark at all.
     func activateInnermostFrame() {
-        guard !frames.isEmpty else { return }
-        let index = frames.count - 1
-        if frames[index].groupsGeneration != sourceGroupsGeneration {
-            frames[index].groups = sourceGroups(in: frames[index].mode)
-            frames[index].groupsGeneration = sourceGroupsGeneration
-        }
-        if activeGeneration != sourceGroupsGeneration || activeMode != frames[index].mode {
+        guard let mode = frames.last?.mode else { return }
+        if activeGeneration != sourceGroupsGeneration || activeMode != mode {
             for group in activeGroups { group.isInRunningMode = false }
-            activeGroups = frames[index].groups
+            activeGroups = sourceGroups(in: mode)
             for group in activeGroups { group.isInRunningMode = true }
-            activeMode = frames[index].mode
+            activeMode = mode
             activeGeneration = sourceGroupsGeneration
         }
         resumeSuspendedFileDescriptors()
@@ -96,8 +91,7 @@ extension PortRunLoop {
     /// True when the innermost run's mode has no port, timer or fd source and no work is queued for
     /// it (work just arrived in the inbox counts: it may be the control work that adds a source).
     func innermostModeIsEmpty() -> Bool {
-        for group in activeGroups where !group.isEmpty { return false }
-        return !hasQueuedWork(for: frames[frames.count - 1].mode)
+        modeIsEmpty(frames[frames.count - 1].mode, groups: activeGroups)
     }
 
     /// True when `groups` (a mode's) hold no source and no work is queued for `mode`; for a run

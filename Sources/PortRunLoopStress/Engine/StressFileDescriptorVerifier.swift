@@ -45,15 +45,11 @@ extension StressFileDescriptors {
             }
             let after = pipe.records.marker.startedAfterCancel.load(ordering: .acquiring)
             report.fdInFlightAtCancel += pipe.records.marker.inFlightAtCancel.load(ordering: .acquiring)
-            if after > 0 {
-                report.fdRanAfterCancel += after
-                report.violation("fd \(pipe.label): \(after) handler call(s) started after cancel() returned (ran after cancel)")
-            }
+            report.countViolations(after, in: \.fdRanAfterCancel,
+                                   "fd \(pipe.label): \(after) handler call(s) started after cancel() returned (ran after cancel)")
             let wrong = pipe.records.wrongThread.load(ordering: .acquiring)
-            if wrong > 0 {
-                report.fdWrongThread += wrong
-                report.violation("fd \(pipe.label): \(wrong) handler call(s) on a thread other than c\(pipe.consumer.id)'s loop")
-            }
+            report.countViolations(wrong, in: \.fdWrongThread,
+                                   "fd \(pipe.label): \(wrong) handler call(s) on a thread other than c\(pipe.consumer.id)'s loop")
         }
     }
 

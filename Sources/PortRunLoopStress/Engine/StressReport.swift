@@ -118,6 +118,14 @@ public struct StressReport: Sendable, CustomStringConvertible {
         if violations.count < 100 { violations.append(text) }
     }
 
+    /// Adds `count` to `field` and, when it is not zero, records the violation `text` describes.
+    mutating func countViolations(_ count: Int, in field: WritableKeyPath<StressReport, Int>,
+                                  _ text: @autoclosure () -> String) {
+        guard count > 0 else { return }
+        self[keyPath: field] += count
+        violation(text())
+    }
+
     /// A multi-line summary: the configuration (seed first), the counts, and the verdict.
     ///
     /// Thread-safety: a value type.

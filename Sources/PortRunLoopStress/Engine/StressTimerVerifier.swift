@@ -34,15 +34,11 @@ extension StressTimers {
             report.timersRearmedFromOtherThreads += state.armings.filter { $0.by == .otherThread }.count
             report.timersInFlightAtInvalidate += timer.records.marker.inFlightAtCancel.load(ordering: .acquiring)
             let after = timer.records.marker.startedAfterCancel.load(ordering: .acquiring)
-            if after > 0 {
-                report.timersAfterInvalidate += after
-                report.violation("timers: \(timer.label): \(after) fire(s) started after invalidate() returned")
-            }
+            report.countViolations(after, in: \.timersAfterInvalidate,
+                                   "timers: \(timer.label): \(after) fire(s) started after invalidate() returned")
             let wrong = timer.records.wrongThread.load(ordering: .acquiring)
-            if wrong > 0 {
-                report.timersWrongThread += wrong
-                report.violation("timers: \(timer.label): \(wrong) fire(s) on a thread other than its loop's")
-            }
+            report.countViolations(wrong, in: \.timersWrongThread,
+                                   "timers: \(timer.label): \(wrong) fire(s) on a thread other than its loop's")
             if timer.repeats {
                 Self.verifyRepeating(timer, state, into: &report)
             } else {
