@@ -71,7 +71,10 @@ import Testing
         }
         #expect(report.fdCancelledWhileReady > 0 && report.fdCancelledWhileHeld > 0)
         #expect(report.fdRanAfterCancel == 0 && report.fdLost == 0 && report.fdNotPrefix == 0 && report.fdWrongThread == 0)
-        #expect(report.timersInvalidatedWhileFiring > 0 && report.timersRepeating > 0)
+        // Whether an invalidation lands while the block runs is up to the scheduler (under
+        // ThreadSanitizer some rounds see none): the round must have invalidated timers; those
+        // that landed mid-fire are counted, not required.
+        #expect(report.timersInvalidated > 0 && report.timersRepeating > 0)
         #expect(report.timersEarly == 0 && report.timersAfterInvalidate == 0 && report.timersDoubleFire == 0)
     }
 
