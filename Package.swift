@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-service-context", from: "1.5.1"),
     ],
     targets: [
         .systemLibrary(
@@ -28,6 +29,7 @@ let package = Package(
                 "CLinux",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
             ]
         ),
         .executableTarget(
@@ -52,7 +54,11 @@ let package = Package(
         ),
         .testTarget(
             name: "PortRunLoopKitTests",
-            dependencies: ["PortRunLoopKit", "PortRunLoopStressEngine"]
+            dependencies: [
+                "PortRunLoopKit",
+                "PortRunLoopStressEngine",
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -26,10 +26,11 @@ extension PortRunLoop {
             return try body()
         }
         let call = AsyncCall(body)
+        let context = CallerContext.capture()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard call.attach(continuation) else { return }
-                if !enqueue(QueuedWork(modes: .common, kind: .call(call))) {
+                if !enqueue(QueuedWork(modes: .common, kind: .call(call), context: context)) {
                     call.fail(.loopShutDown)
                 }
             }

@@ -188,6 +188,8 @@ extension PortRunLoop {
     func handleReadyFileDescriptors() -> Bool {
         var handled = false
         var budget = readyFileDescriptors.count
+        guard budget > 0 else { return false }
+        let ambient = innermostRunHasAmbientContext
         while budget > 0, let registration = readyFileDescriptors.popFirst() {
             budget -= 1
             registration.isQueued = false
@@ -203,7 +205,8 @@ extension PortRunLoop {
             }
             let source = registration.source
             if source.gate.tryEnter() {
-                source.handler(ready)
+                // An fd source belongs to the loop, not to a caller: no `ServiceContext`.
+                withCallerContext(nil, ambient: ambient) { source.handler(ready) }
                 source.gate.exit()
                 fdEventsHandled.increment()
                 handled = true

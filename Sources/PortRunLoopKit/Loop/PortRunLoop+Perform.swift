@@ -13,7 +13,7 @@ extension PortRunLoop {
     public func perform(inModes modes: [RunLoop.Mode] = [.common], _ block: @escaping @Sendable () -> Void) -> Bool {
         precondition(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
         let set: ModeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
-        return enqueue(QueuedWork(modes: set, kind: .block(block)))
+        return enqueue(QueuedWork(modes: set, kind: .block(block), context: CallerContext.capture()))
     }
 
     /// Appends to the inbox and rings the doorbell if the owner is parked. The hot path of
@@ -66,7 +66,9 @@ extension PortRunLoop {
         return try withoutActuallyEscaping(body) { escapable in
             let waiterLoop = PortRunLoop.existingForCurrentThread()
             let call = SynchronousCall(body: escapable, waiter: waiterLoop)
-            guard enqueue(QueuedWork(modes: .common, kind: .call(call))) else { throw PortRunLoopError.loopShutDown }
+            guard enqueue(QueuedWork(modes: .common, kind: .call(call), context: CallerContext.capture())) else {
+                throw PortRunLoopError.loopShutDown
+            }
             let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
             call.waitForCompletion(deadline: deadline)
             return try call.takeResult()
@@ -79,6 +81,9 @@ extension PortRunLoop {
     /// Executor jobs never start inside another executor job (a nested run started by a job leaves
     /// them queued for the outer run).
     ///
+    /// Blocks and synchronous calls run in the `ServiceContext` of the caller that queued them
+    /// (``CallerContext``); executor jobs in their task's.
+    ///
     /// Hot path: the filter (mode membership, job nesting) is worked out once per pass, and each
     /// item is found and taken in one access to `localWork` (each access to a class's stored
     /// property is a dynamic exclusivity check). Common modes added by an item take effect on the
@@ -88,13 +93,16 @@ extension PortRunLoop {
         guard budget > 0 else { return false }
         var handled = false
         let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
+        let ambient = innermostRunHasAmbientContext
         while budget > 0 {
             budget -= 1
             guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter) else { break }
             switch item.kind {
-            case .block(let block): block()
-            case .call(let call): call.run()
-            case .job(let job): runExecutorJob(job)
+            case .block(let block): withCallerContext(item.context, ambient: ambient, block)
+            case .call(let call): withCallerContext(item.context, ambient: ambient) { call.run() }
+            case .job(let job):
+                executorJobsRun.increment()
+                runExecutorJob(job)
             case .portReady(let port):
                 if portIsReady(port, mode: mode) { handled = true }
                 continue // a port is a source, not a perform

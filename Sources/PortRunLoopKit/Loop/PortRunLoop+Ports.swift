@@ -205,6 +205,7 @@ extension PortRunLoop {
         // message, so a passed check stays valid until the registration changes.
         var checked: (registration: PortRegistration, generation: UInt)?
         var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
+        let ambient = innermostRunHasAmbientContext
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -234,12 +235,15 @@ extension PortRunLoop {
             if let payload = envelope.payload {
                 message.components = payload.components
                 message.replyPort = payload.replyPort
-            } else if message.replyPort != nil || !message.components.isEmpty {
-                // A pure signal after a message that carried something.
-                message.components = []
-                message.replyPort = nil
+                withCallerContext(payload.context, ambient: ambient) { deliver(message) }
+            } else {
+                if message.replyPort != nil || !message.components.isEmpty {
+                    // A pure signal after a message that carried something.
+                    message.components = []
+                    message.replyPort = nil
+                }
+                withCallerContext(nil, ambient: ambient) { deliver(message) }
             }
-            deliver(message)
             port.deliveredCounter.increment()
             messagesDelivered.increment()
             delivered = true

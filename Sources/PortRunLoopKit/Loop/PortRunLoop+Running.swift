@@ -120,7 +120,7 @@ extension PortRunLoop {
             return true
         }
         guard entered else { return .finished }
-        frames.append(RunFrame(mode: mode, isPrivate: condition != nil))
+        frames.append(RunFrame(mode: mode, isPrivate: condition != nil, hasAmbientContext: CallerContext.isSet))
         activateInnermostFrame()
         defer {
             frames.removeLast()
@@ -133,8 +133,16 @@ extension PortRunLoop {
         // A run whose deadline has passed (a polling run: timeout 0, a past date) still asks
         // libevent once, without blocking, so due timers and ready fds are handled as in CFRunLoop.
         var polledAfterDeadline = false
+        var slept = 0.0 // the last wait, for the next turn's report
         while true {
+            // With a metrics delegate, each pass is a turn, reported when its handling is done:
+            // before it waits, or when the run returns or goes round again without waiting.
+            // Started after collecting, which installs a delegate set from another thread: the
+            // turn that runs work queued together with it is reported.
             collectInbox()
+            var turn = ownerMetricsDelegate == nil ? nil : TurnStart(of: self, sleptBefore: slept)
+            slept = 0
+            defer { if let turn { reportTurn(from: turn, mode: mode) } }
             if let condition, condition() { return .handledSource }
             if frames[frames.count - 1].stopped { return .stopped }
             var handled = runQueuedWork(mode: mode)
@@ -166,7 +174,12 @@ extension PortRunLoop {
                 wake = min(wake, now + (timerWake - wallNow))
             }
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
+            if let started = turn {
+                reportTurn(from: started, mode: mode)
+                turn = nil
+            }
             waitForEvents(until: wake, now: now)
+            if ownerMetricsDelegate != nil { slept = System.monotonicSeconds() - now }
         }
     }
 
@@ -191,6 +204,10 @@ extension PortRunLoop {
             }
             inbox.wakePending = false
             parkedFlagLeftSet = inbox.parked
+            if inbox.metricsDelegateChanged {
+                inbox.metricsDelegateChanged = false
+                ownerMetricsDelegate = inbox.metricsDelegate
+            }
             defer { inbox.stopRequested = false }
             return inbox.stopRequested
         }

@@ -141,6 +141,7 @@ extension PortRunLoop {
         let nowDate = Date()
         let now = nowDate.timeIntervalSinceReferenceDate
         let limit = nextTimerSequence
+        let ambient = innermostRunHasAmbientContext
         while let registration = earliestTimer(), registration.due <= now, registration.sequence < limit {
             registration.group.timers.remove(registration)
             let timer = registration.timer
@@ -153,7 +154,8 @@ extension PortRunLoop {
             }
             if timer.gate.tryEnter() {
                 setFiring(registration, true)
-                timer.block(timer)
+                // A timer belongs to the loop, not to a caller: it runs with no `ServiceContext`.
+                withCallerContext(nil, ambient: ambient) { timer.block(timer) }
                 setFiring(registration, false)
                 timer.gate.exit()
                 timersFired.increment()

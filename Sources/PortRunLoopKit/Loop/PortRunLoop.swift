@@ -87,6 +87,10 @@ public final class PortRunLoop: @unchecked Sendable {
     var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
     var idleSpin = IdleSpin()
+    /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
+    var ownerMetricsDelegate: (any LoopMetricsDelegate)?
+    /// True while the delegate is being called (its own nested runs are not reported).
+    var isReportingTurn = false
     /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
@@ -97,6 +101,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let messagesDelivered = OwnerCounter()
     let timersFired = OwnerCounter()
     let fdEventsHandled = OwnerCounter()
+    /// The executor jobs among ``performsRun`` (for ``LoopTurnInfo``).
+    let executorJobsRun = OwnerCounter()
     let workDiscarded = SharedCounter()
     let sleeps = OwnerCounter()
 
@@ -107,6 +113,10 @@ public final class PortRunLoop: @unchecked Sendable {
         /// A wait of the library's own (a synchronous call or post waiting for its answer), not a
         /// run the user started: ``stop()`` is not meant for it.
         let isPrivate: Bool
+        /// Whether a `ServiceContext` was bound on the thread when the run began (a nested run
+        /// started by a handler that runs in its caller's context): work queued without a context
+        /// then runs with it cleared (``withCallerContext(_:ambient:_:)``).
+        let hasAmbientContext: Bool
         var stopped = false
     }
 

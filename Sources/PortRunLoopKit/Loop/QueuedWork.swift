@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import ServiceContextModule
 import Synchronization
 
 /// One item on a loop's work queue: a `perform` block, a synchronous call, internal control work,
@@ -19,6 +20,16 @@ struct QueuedWork {
 
     var modes: ModeSet
     var kind: Kind
+    /// The context of the caller that queued a block or a synchronous call, restored around it on
+    /// the loop's thread (``CallerContext``); nil for the library's own work and for executor jobs
+    /// (a task carries its own).
+    var context: ServiceContext?
+
+    init(modes: ModeSet, kind: Kind, context: ServiceContext? = nil) {
+        self.modes = modes
+        self.kind = kind
+        self.context = context
+    }
 
     func matches(_ mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>) -> Bool {
         WorkFilter(mode: mode, commonModes: commonModes).matches(self)
@@ -86,12 +97,15 @@ struct Inbox {
     var stopRequested = false
     var runDepth = 0
     var isShutDown = false
+    /// ``PortRunLoop/metricsDelegate`` as last set, and whether the owner has yet to take it.
+    var metricsDelegate: (any LoopMetricsDelegate)?
+    var metricsDelegateChanged = false
     /// Set at shutdown if executor jobs remain or arrive: the serial queue they fail over to.
     var afterShutdownJobs: DispatchQueue?
     /// The loop's task executor while anything holds it (one identity for all its users).
     weak var taskExecutor: RunLoopTaskExecutor?
 
-    var hasWork: Bool { !work.isEmpty || wakePending || stopRequested }
+    var hasWork: Bool { !work.isEmpty || wakePending || stopRequested || metricsDelegateChanged }
 
     /// Marks work available; returns true when the caller must ring the doorbell.
     @inline(__always) mutating func takeRingDuty() -> Bool {

@@ -320,7 +320,7 @@ final class DeliveryLane: @unchecked Sendable {
         guard let ticket = entry.ticket else {
             // Unretained: a pin or the synchronous drain keeps the record alive (see "Pins"), and
             // a retain here would write the record's header on every delivery.
-            let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box) }
+            let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box, restoringContext: true) }
             if delivered { counters.didDeliver() } else { counters.didDiscard() }
             return
         }
@@ -330,7 +330,7 @@ final class DeliveryLane: @unchecked Sendable {
             post.entriesFinished(count: 1)
             return
         }
-        let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box) }
+        let delivered = entry.record._withUnsafeGuaranteedRef { $0.deliver(entry.box, restoringContext: true) }
         if delivered { counters.didDeliver() } else { counters.didDiscard() }
         post.deliveryFinished(delivered: delivered)
     }

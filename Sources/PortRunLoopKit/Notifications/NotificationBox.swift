@@ -1,4 +1,5 @@
 import Foundation
+import ServiceContextModule
 
 /// Carries a Foundation `Notification` to another thread.
 ///
@@ -7,9 +8,16 @@ import Foundation
 /// Foundation itself documents: whatever a notification carries must be safe to read from the
 /// threads its observers run on. The box makes that hand-over explicit in one place.
 ///
+/// The box also carries the poster's `ServiceContext` (``CallerContext``), restored around each
+/// handler on the observers' threads; every observer of one post sees the same context.
+///
 /// Thread-safety: `@unchecked Sendable` under the rule above; the box itself is immutable.
 struct NotificationBox: @unchecked Sendable {
     let notification: Notification
+    let context: ServiceContext?
 
-    init(_ notification: Notification) { self.notification = notification }
+    init(_ notification: Notification, context: ServiceContext? = nil) {
+        self.notification = notification
+        self.context = context
+    }
 }

@@ -88,11 +88,12 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         }
         guard !gate.isClosed else { return }
         notificationLock.lock()
-        notifications.append(NotificationBox(notification))
+        notifications.append(NotificationBox(notification, context: CallerContext.capture()))
         notificationLock.unlock()
         // Zero timeout: if the port's queue is full, a signal is already on its way and the
-        // drain it triggers will find this notification.
-        port.send(before: Date())
+        // drain it triggers will find this notification. The signal carries no context: each
+        // notification carries its own.
+        port.send(before: Date(), context: nil)
     }
 
     /// Drains the waiting notifications (the seed's `handleMachMessage:`): takes the first one under
@@ -102,10 +103,12 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     /// Thread-safety: the target thread only (precondition); the port calls it there.
     public final func handleMessage(_ message: MessagePort.Message) {
         loop.preconditionOnLoopThread("NotificationRedirector.handleMessage(_:)")
+        let ambient = CallerContext.isSet
         notificationLock.lock()
         while let next = notifications.popFirst() {
             notificationLock.unlock()
-            deliver(next.notification)
+            // In the poster's context (and in none for a poster that had none).
+            loop.withCallerContext(next.context, ambient: ambient) { deliver(next.notification) }
             notificationLock.lock()
         }
         notificationLock.unlock()

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceContextModule
 
 /// One observation registered with a ``ThreadNotificationCenter``: what it matches, where it is
 /// delivered, and the gate that makes removal exact.
@@ -62,9 +63,21 @@ final class ObserverRecord: @unchecked Sendable {
     /// Loop thread only: calls the handler with the boxed notification (read in place, not copied
     /// out) unless the observation ended (or its observer object is gone, which ends it). Returns
     /// true when the handler was called.
-    func deliver(_ box: NotificationBox) -> Bool {
+    ///
+    /// With `restoringContext` the handler runs in the poster's context (the box's). A lane's
+    /// drains pass it: they run as work queued without a context, so nothing is bound around them
+    /// and a box without one needs nothing done. Inline deliveries do not: they run in the poster's
+    /// own call, in its context already.
+    func deliver(_ box: NotificationBox, restoringContext: Bool = false) -> Bool {
         guard gate.tryEnter() else { return false }
         defer { gate.exit() }
+        if restoringContext, let context = box.context {
+            return ServiceContext.withValue(context) { callHandler(box) }
+        }
+        return callHandler(box)
+    }
+
+    @inline(__always) private func callHandler(_ box: NotificationBox) -> Bool {
         guard let observer else {
             handler(nil, box.notification)
             return true

@@ -22,7 +22,7 @@ extension ThreadNotificationCenter {
         let plan = plan(for: notification.name)
         guard !plan.records.isEmpty else { return }
         let sender = plan.filtersSender ? SenderKey(notification.object) : .none
-        let box = NotificationBox(notification)
+        let box = NotificationBox(notification, context: CallerContext.capture())
         var hasInline = false
         plan.lanes.withUnsafeBufferPointer { groups in
             for group in groups {
@@ -112,7 +112,7 @@ extension ThreadNotificationCenter {
                 groups.append((record.lane, [record]))
             }
         }
-        let box = NotificationBox(notification)
+        let box = NotificationBox(notification, context: CallerContext.capture())
         var waitFor: SynchronousPost?
         if !groups.isEmpty {
             let remote = groups.reduce(0) { $0 + $1.records.count }

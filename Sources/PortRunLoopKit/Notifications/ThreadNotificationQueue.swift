@@ -99,7 +99,8 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
         precondition(modes.map { !$0.isEmpty } ?? true,
                      "ThreadNotificationQueue.enqueue: the mode list is empty, so the notification could never be posted; pass nil for the default mode")
         installBeforeWaitingObserverIfNeeded()
-        let post = PendingPost(box: NotificationBox(notification), sender: SenderKey(notification.object),
+        let post = PendingPost(box: NotificationBox(notification, context: CallerContext.capture()),
+                               sender: SenderKey(notification.object),
                                modes: modes.map { ModeSet($0) } ?? .some([.default]))
         switch postingStyle {
         case .now:
@@ -184,7 +185,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
             let post = asapPosts.remove(at: index)
             counters.didDequeue()
             counters.didDeliver()
-            center?.post(post.box.notification)
+            postInEnqueuersContext(post)
         }
         if asapPosts.contains(where: { $0.modes == modes }) { scheduleASAPFlush(modes) }
     }
@@ -201,9 +202,18 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
             counters.didDequeue()
             counters.didDeliver()
             posted = true
-            center?.post(post.box.notification)
+            postInEnqueuersContext(post)
         }
         return posted
+    }
+
+    /// Posts a queued notification in the `ServiceContext` it was enqueued in, so that its observers
+    /// (on this thread and on others) see that context, not the flush's.
+    private func postInEnqueuersContext(_ post: PendingPost) {
+        guard let center else { return }
+        loop.withCallerContext(post.box.context, ambient: loop.innermostRunHasAmbientContext) {
+            center.post(post.box.notification)
+        }
     }
 
     /// Loop thread, the loop is shutting down: pending posts will never be posted.

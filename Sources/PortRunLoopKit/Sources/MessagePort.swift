@@ -1,4 +1,5 @@
 import Foundation
+import ServiceContextModule
 import Synchronization
 
 /// A port a ``PortRunLoop`` listens on: the Linux stand-in for `NSMachPort`/`NSMessagePort`.
@@ -23,8 +24,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// burst (the producer writes it, the loop's CPU reads it).
     struct Envelope {
         let msgid: UInt32
-        /// The components and reply port; nil for a pure signal (no components, no reply port),
-        /// so such a send neither allocates nor retains anything.
+        /// The components, reply port and sender's context; nil for a pure signal (no components,
+        /// no reply port, sent with no `ServiceContext` set), so such a send neither allocates nor
+        /// retains anything.
         let payload: Payload?
     }
 
@@ -32,10 +34,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     final class Payload: Sendable {
         let components: [Data]
         let replyPort: MessagePort?
+        /// The sender's `ServiceContext`, restored around the handler (``CallerContext``).
+        let context: ServiceContext?
 
-        init(components: [Data], replyPort: MessagePort?) {
+        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?) {
             self.components = components
             self.replyPort = replyPort
+            self.context = context
         }
     }
 
@@ -178,6 +183,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread.
     @discardableResult
     public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil) -> Bool {
+        send(before: date, msgid: msgid, components: components, from: replyPort, context: CallerContext.capture())
+    }
+
+    /// ``send(before:msgid:components:from:)`` with the context the handler is to run in (the
+    /// public one passes the caller's).
+    @discardableResult
+    func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
+              context: ServiceContext?) -> Bool {
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         lock()
         guard state.isValid else {
@@ -197,7 +210,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         }
         state.queue.append(Envelope(
             msgid: msgid,
-            payload: components.isEmpty && replyPort == nil ? nil : Payload(components: components, replyPort: replyPort)))
+            payload: components.isEmpty && replyPort == nil && context == nil
+                ? nil : Payload(components: components, replyPort: replyPort, context: context)))
         state.sent += 1
         var loopToRing: PortRunLoop?
         if !state.readyOnLoop, let loop = state.loop {
