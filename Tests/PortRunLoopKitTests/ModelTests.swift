@@ -4,8 +4,8 @@ import PortRunLoopStressEngine
 import Testing
 
 /// The randomized model test: random operation sequences, driven single-threaded by
-/// the thread that owns the loop, checked against a reference model of Docs/Semantics.md (see
-/// `ModelHarness`). On failure the seed and the shortest failing sequence found are printed;
+/// the thread that owns the loop, checked against a reference model of
+/// Sources/PortRunLoopKit/PortRunLoopKit.docc/Semantics.md (see `ModelHarness`). On failure the seed and the shortest failing sequence found are printed;
 /// `PORTRUNLOOP_MODEL_SEED=<seed>` replays exactly that case, `PORTRUNLOOP_MODEL_CASES` sets the
 /// number of cases (default 400; `portrunloop-stress --model --cases N` runs more).
 @Suite(.timeLimit(.minutes(2))) struct ModelTests {

@@ -65,6 +65,7 @@ extension ThreadNotificationCenter {
     /// A delivery still waits for its thread to run in the observation's modes or to wait itself;
     /// a thread that is blocked elsewhere (not in a run loop) holds the post up until `timeout`.
     ///
+    /// - Parameter notification: the notification to post.
     /// - Parameter timeout: how long to wait (nil: no limit). When it passes, deliveries that have
     ///   not started are withdrawn — they will never start, and are counted as discarded — the call
     ///   waits for deliveries already running to finish, and throws ``PortRunLoopError/timedOut``.

@@ -77,6 +77,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     /// (`NotificationQueue.enqueue(_:postingStyle:coalesceMask:forModes:)`).
     ///
     /// - Parameters:
+    ///   - notification: the notification to post.
     ///   - postingStyle: `.now` posts before returning; `.asap` posts on the loop's next turn in one
     ///     of `modes`; `.whenIdle` posts when the loop is about to sleep in one of `modes` with nothing
     ///     queued. Posts of one style happen in the order they were enqueued.

@@ -37,6 +37,8 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     ///   - date: the first fire date; NaN is a programmer error; a past date fires on the loop's
     ///     next turn; `.distantFuture` never fires.
     ///   - interval: seconds between fires when `repeats`; must be finite; ≤ 0 becomes 0.1 ms.
+    ///   - repeats: whether the timer fires again every `interval`; a one-shot timer is invalidated
+    ///     once it has fired.
     ///   - tolerance: how late the timer may fire (negative becomes 0); see ``tolerance``.
     ///   - block: runs on the loop's thread with the timer.
     ///

@@ -2,8 +2,9 @@ import Foundation
 import PortRunLoopKit
 
 /// The randomized model test: random operation sequences, driven single-threaded on a
-/// loop by the thread that owns it, checked against a reference model of Docs/Semantics.md. A
-/// failing case is shrunk to the shortest failing sequence found; its seed replays it.
+/// loop by the thread that owns it, checked against a reference model of
+/// Sources/PortRunLoopKit/PortRunLoopKit.docc/Semantics.md. A failing case is shrunk to the
+/// shortest failing sequence found; its seed replays it.
 ///
 /// Thread-safety: `Sendable`; each case runs on a brand-new thread with a brand-new loop.
 public enum ModelChecker {

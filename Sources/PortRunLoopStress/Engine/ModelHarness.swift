@@ -5,7 +5,8 @@ import Foundation
 import PortRunLoopKit
 
 /// Executes one model-test case on the calling thread's own loop and checks every observation
-/// against a small reference model of the documented semantics (Docs/Semantics.md):
+/// against a small reference model of the documented semantics
+/// (Sources/PortRunLoopKit/PortRunLoopKit.docc/Semantics.md):
 ///
 /// - M2/M3: a zero-timeout send succeeds iff the port is valid and fewer than `limit` messages are
 ///   waiting that the loop has not taken (it takes all of a port's messages at once).
