@@ -5,12 +5,16 @@ let package = Package(
     name: "PortRunLoop",
     products: [
         .library(name: "PortRunLoopKit", targets: ["PortRunLoopKit"]),
+        // RunLoopThread as a swift-service-lifecycle Service, and PortRunLoop.main as the main loop
+        // of a ServiceGroup program (the core does not depend on swift-service-lifecycle).
+        .library(name: "PortRunLoopServiceLifecycle", targets: ["PortRunLoopServiceLifecycle"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -53,6 +57,33 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopKitTests",
             dependencies: ["PortRunLoopKit", "PortRunLoopStressEngine"]
+        ),
+        .target(
+            name: "PortRunLoopServiceLifecycle",
+            dependencies: [
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A program whose main thread runs PortRunLoop.main under a ServiceGroup
+        // (MainRunLoopTests runs it and sends it SIGTERM).
+        .executableTarget(
+            name: "ServiceLifecycleProbe",
+            dependencies: [
+                "PortRunLoopServiceLifecycle",
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PortRunLoopServiceLifecycleTests",
+            dependencies: [
+                "PortRunLoopServiceLifecycle",
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
