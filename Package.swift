@@ -5,6 +5,9 @@ let package = Package(
     name: "PortRunLoop",
     products: [
         .library(name: "PortRunLoopKit", targets: ["PortRunLoopKit"]),
+        // RunLoopThread as a swift-service-lifecycle Service, and PortRunLoop.main as the main loop
+        // of a ServiceGroup program (the core does not depend on swift-service-lifecycle).
+        .library(name: "PortRunLoopServiceLifecycle", targets: ["PortRunLoopServiceLifecycle"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
@@ -14,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-service-context", from: "1.5.1"),
         // `swift package generate-documentation` (Scripts/build-docs.sh); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -60,6 +64,33 @@ let package = Package(
                 "PortRunLoopKit",
                 "PortRunLoopStressEngine",
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
+            ]
+        ),
+        .target(
+            name: "PortRunLoopServiceLifecycle",
+            dependencies: [
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A program whose main thread runs PortRunLoop.main under a ServiceGroup
+        // (MainRunLoopTests runs it and sends it SIGTERM).
+        .executableTarget(
+            name: "ServiceLifecycleProbe",
+            dependencies: [
+                "PortRunLoopServiceLifecycle",
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PortRunLoopServiceLifecycleTests",
+            dependencies: [
+                "PortRunLoopServiceLifecycle",
+                "PortRunLoopKit",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -1,0 +1,24 @@
+import Foundation
+import PortRunLoopServiceLifecycle
+import ServiceLifecycle
+import Testing
+
+/// `MainRunLoop.run(_:)` must be called on the main thread (whose loop it runs): elsewhere it traps
+/// with a message naming the call, before it starts the group.
+@Suite(.timeLimit(.minutes(1))) struct MainRunLoopMisuseTests {
+    @Test func runningItOffTheMainThreadTraps() async {
+        // An exit test's body runs off the main thread, in a child process.
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            runTheMainLoopHere()
+        }
+        #if DEBUG // an optimized build traps without the message
+        let message = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
+        #expect(message.contains("MainRunLoop.run(_:) must be made on the loop's own thread ('main')"), "stderr: \(message)")
+        #endif
+    }
+}
+
+/// A synchronous caller (`MainRunLoop.run(_:)` is `noasync`).
+private func runTheMainLoopHere() {
+    try? MainRunLoop.run(ServiceGroup(services: [], logger: quietLogger))
+}

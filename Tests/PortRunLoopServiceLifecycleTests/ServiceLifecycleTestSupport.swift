@@ -1,0 +1,84 @@
+import Foundation
+import Logging
+import PortRunLoopKit
+import ServiceLifecycle
+
+/// A lock-protected value on `NSLock`, which ThreadSanitizer sees (`Synchronization.Mutex` is a
+/// futex inside the uninstrumented stdlib on Linux: false reports).
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value // guarded by `lock`
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock(); defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// A thread-safe list, for recording what handlers saw.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Locked<[Element]>([])
+    func append(_ element: Element) { items.withLock { $0.append(element) } }
+    var values: [Element] { items.withLock { $0 } }
+}
+
+/// A one-shot signal with a bounded wait, for "this happened on the other thread" checks.
+final class Signal: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func fire() { semaphore.signal() }
+    /// Waits at most `seconds` (a safety bound against hangs: tests never rely on it for ordering).
+    func wait(seconds: Double = 30) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
+}
+
+/// Parks `thread`'s loop in a nested run of a private mode that nothing but a stop ends (a port
+/// keeps the mode non-empty), and returns once it is there. Work queued meanwhile in the common
+/// modes stays queued until the thread is stopped, so a test knows it is still queued when the stop
+/// arrives; the stop rule then has it handled before the loop shuts down.
+func parkUntilStopped(_ thread: RunLoopThread) {
+    let parked = Signal()
+    let mode = RunLoop.Mode("PortRunLoopServiceLifecycleTests.parked")
+    thread.loop.add(MessagePort(), forMode: mode)
+    thread.loop.perform {
+        parked.fire()
+        PortRunLoop.current.run(mode: mode, before: .distantFuture) // ended by the thread's stop()
+    }
+    _ = parked.wait()
+}
+
+/// A logger that drops everything (the groups' debug logs would only clutter the test output).
+let quietLogger = Logger(label: "PortRunLoopServiceLifecycleTests", factory: { _ in SwiftLogNoOpLogHandler() })
+
+/// A group of `services` that logs nothing and traps no signal.
+func makeGroup(_ services: [any Service]) -> ServiceGroup {
+    ServiceGroup(services: services, logger: quietLogger)
+}
+
+/// A service that waits for graceful shutdown (or cancellation), then runs `onShutdown`.
+struct WaitingService: Service {
+    var onShutdown: @Sendable () -> Void = {}
+    func run() async throws {
+        try? await gracefulShutdown()
+        onShutdown()
+    }
+}
+
+/// Hands the thread a `starting` closure made to the test, as soon as the service has started it.
+final class StartedThreads: Sendable {
+    let stream: AsyncStream<RunLoopThread>
+    private let continuation: AsyncStream<RunLoopThread>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream() }
+
+    /// Starts a thread named `name` and reports it.
+    func start(name: String) throws -> RunLoopThread {
+        let thread = try RunLoopThread(name: name)
+        continuation.yield(thread)
+        return thread
+    }
+
+    /// The next thread started.
+    func next() async -> RunLoopThread? {
+        var iterator = stream.makeAsyncIterator()
+        return await iterator.next()
+    }
+}
