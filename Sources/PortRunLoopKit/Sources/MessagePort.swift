@@ -225,16 +225,31 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// With the lock held and the queue full: waits until there is room, the port is invalidated or
     /// `date` passes. Returns true when there is room.
+    ///
+    /// On a loop's thread the wait is registered in ``BlockingWaits``: a wait that closes a cycle of
+    /// loops blocked on each other (this loop's own port full, waited on by the port's loop) can
+    /// never end, and gives up at once instead.
     private func waitForRoom(until date: Date) -> Bool {
         let deadline = date.monotonicDeadline
         guard deadline > System.monotonicSeconds() else { return false }
+        var blockingWait: BlockingWait?
+        if let target = state.loop, let waiter = PortRunLoop.existingForCurrentThread() {
+            blockingWait = BlockingWaits.shared.enter(waiter, on: [target], isSend: true) { [self] in
+                roomGeneration.add(1, ordering: .releasing)
+                roomChanged.withLock { roomChanged.broadcast() }
+            }
+            guard blockingWait != nil else { return false }
+        }
+        defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
         state.spaceWaiters += 1
         defer { state.spaceWaiters -= 1 }
-        while state.isValid && state.queue.count >= state.limit {
+        while state.isValid && state.queue.count >= state.limit && !(blockingWait?.isBroken ?? false) {
             let seen = roomGeneration.load(ordering: .acquiring)
             unlock()
             let changed = roomChanged.withLock { () -> Bool in
-                while roomGeneration.load(ordering: .acquiring) == seen {
+                // A broken wait is woken under this lock after the flag is set: checked here too,
+                // it cannot be missed between the outer check and the wait.
+                while roomGeneration.load(ordering: .acquiring) == seen && !(blockingWait?.isBroken ?? false) {
                     if !roomChanged.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
                 }
                 return true

@@ -1,0 +1,75 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// Loop threads blocked on each other through full ports: a cycle that can never end is broken at
+/// its sends (they return false); waits that can end are left alone.
+@Suite(.timeLimit(.minutes(1))) struct BlockingWaitCycleTests {
+    /// A port of `thread`'s loop, scheduled in a mode the loop never runs, and full: only an
+    /// invalidation (or the loop running that mode) ends a wait for room in it.
+    private func fullPort(on thread: RunLoopThread) -> MessagePort {
+        let port = MessagePort(queueLimit: 1)
+        thread.loop.add(port, forMode: RunLoop.Mode("never-run"))
+        #expect(port.send(before: .distantFuture))
+        return port
+    }
+
+    @Test func twoLoopsSendingToEachOthersFullPortsDoNotBothWaitForever() throws {
+        let a = try RunLoopThread(name: "cycle-a")
+        let b = try RunLoopThread(name: "cycle-b")
+        defer { a.stop(); b.stop() }
+        let portA = fullPort(on: a)
+        let portB = fullPort(on: b)
+        let results = Recorder<Bool>()
+        let finished = DispatchSemaphore(value: 0)
+        a.loop.perform { results.append(portB.send(before: .distantFuture)); finished.signal() }
+        b.loop.perform { results.append(portA.send(before: .distantFuture)); finished.signal() }
+        // Whichever send closes the cycle gives up at once; the other still waits (its port may
+        // yet get room) until the ports go away.
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        #expect(results.values == [false])
+        portA.invalidate()
+        portB.invalidate()
+        #expect(finished.wait(timeout: .now() + 30) == .success)
+        #expect(results.values == [false, false])
+        #expect(portA.statistics.rejected + portB.statistics.rejected == 2)
+    }
+
+    @Test func aCallIntoALoopBlockedOnTheCallersFullPortBreaksThatSend() throws {
+        let a = try RunLoopThread(name: "call-cycle-a")
+        let b = try RunLoopThread(name: "call-cycle-b")
+        defer { a.stop(); b.stop() }
+        let portA = fullPort(on: a)
+        defer { portA.invalidate() }
+        let sent = Locked<Bool?>(nil)
+        b.loop.perform { sent.withLock { $0 = portA.send(before: .distantFuture) } }
+        // a waits for b; b waits for room in a's port, which a (waiting) never makes.
+        let answer = try a.loop.performAndWait { try b.loop.performAndWait { 42 } }
+        #expect(answer == 42)
+        #expect(sent.withLock { $0 } == false)
+    }
+
+    @Test func aSendToABusyLoopThatWaitsOnNobodyKeepsWaitingForRoom() throws {
+        let a = try RunLoopThread(name: "busy-a")
+        let b = try RunLoopThread(name: "busy-b")
+        defer { a.stop(); b.stop() }
+        let port = MessagePort(queueLimit: 1)
+        let delivered = Recorder<UInt32>()
+        port.setHandler { delivered.append($0.msgid) }
+        a.loop.add(port, forMode: .common)
+        defer { port.invalidate() }
+        let release = holdLoop(a)
+        #expect(port.send(before: .distantFuture, msgid: 1))
+        let sent = Signal()
+        let result = Locked<Bool?>(nil)
+        b.loop.perform {
+            result.withLock { $0 = port.send(before: .distantFuture, msgid: 2) }
+            sent.fire()
+        }
+        release.fire() // a drains the port; b's send gets room
+        #expect(sent.wait())
+        #expect(result.withLock { $0 } == true)
+        try a.loop.performAndWait {}
+        #expect(delivered.values == [1, 2])
+    }
+}
