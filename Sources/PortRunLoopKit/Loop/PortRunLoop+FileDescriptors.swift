@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import Logging
 
 /// An fd source scheduled in a loop: its persistent libevent event and its group (the modes it is
 /// in).
@@ -90,7 +91,8 @@ extension PortRunLoop {
     ///   directory, `/dev/null`), on whatever thread `watch` is called: the fd is checked with the
     ///   kernel before the call returns. ``PortRunLoopError/loopShutDown`` for a shut-down loop.
     ///   A later refusal (the fd closed before the loop registered it) cancels the source and sets
-    ///   ``FileDescriptorSource/registrationError``.
+    ///   ``FileDescriptorSource/registrationError``. Every refusal but `loopShutDown`, thrown or
+    ///   late, is also logged to ``logger`` at `.warning`, with the fd and the error.
     ///
     /// Thread-safety: any thread.
     public func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events,
@@ -98,23 +100,43 @@ extension PortRunLoop {
                       handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
         precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
         precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
-        try System.checkPollable(fd)
+        do throws(PortRunLoopError) {
+            try System.checkPollable(fd)
+        } catch {
+            logRefusedRegistration(of: fd, error: error)
+            throw error
+        }
         guard !isShutDown else { throw .loopShutDown }
         let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, handler: handler)
         let modeSet = ModeSet(modes)
         if isCurrentThread {
-            try registerFileDescriptorSource(source, modes: modeSet)
+            do throws(PortRunLoopError) {
+                try registerFileDescriptorSource(source, modes: modeSet)
+            } catch {
+                logRefusedRegistration(of: fd, error: error)
+                throw error
+            }
         } else {
             let queued = onOwner { loop in
                 do throws(PortRunLoopError) {
                     try loop.registerFileDescriptorSource(source, modes: modeSet)
                 } catch {
                     source.fail(error)
+                    loop.logRefusedRegistration(of: fd, error: error)
                 }
             }
             if !queued { source.fail(.loopShutDown) } // shut down since the check above
         }
         return source
+    }
+
+    /// Logs, at `.warning`, that libevent or the kernel refused to watch `fd` (a shut-down loop is
+    /// not a refusal and is not logged). A rare path: never per event.
+    func logRefusedRegistration(of fd: Int32, error: PortRunLoopError) {
+        if case .loopShutDown = error { return }
+        currentLogger.warning("PortRunLoop could not watch a file descriptor", metadata: [
+            LogKey.loop: "\(name)", LogKey.fileDescriptor: "\(fd)", LogKey.error: "\(error)",
+        ])
     }
 
     private func registerFileDescriptorSource(_ source: FileDescriptorSource, modes: ModeSet) throws(PortRunLoopError) {
@@ -164,10 +186,11 @@ extension PortRunLoop {
                 suspendedFileDescriptors.removeLast()
                 registration.isSuspended = false
                 guard registration.isRegistered else { continue }
-                do {
+                do throws(PortRunLoopError) {
                     try registration.arm()
                 } catch {
                     unregisterFileDescriptorSource(registration.source)
+                    logRefusedRegistration(of: registration.source.fileDescriptor, error: error)
                     continue
                 }
                 if !registration.readyEvents.isEmpty && !registration.isQueued {

@@ -208,6 +208,10 @@ extension PortRunLoop {
                 inbox.metricsDelegateChanged = false
                 ownerMetricsDelegate = inbox.metricsDelegate
             }
+            if inbox.loggerChanged {
+                inbox.loggerChanged = false
+                ownerLogger = inbox.logger
+            }
             defer { inbox.stopRequested = false }
             return inbox.stopRequested
         }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import DequeModule
 import Foundation
+import Logging
 import Synchronization
 
 /// A run loop bound to one thread, built on a libevent `event_base`: the Linux stand-in for
@@ -31,7 +32,7 @@ public final class PortRunLoop: @unchecked Sendable {
 
     // MARK: Shared state, guarded by `inbox`'s mutex.
 
-    let inbox = TracedMutex(Inbox())
+    let inbox: TracedMutex<Inbox>
     /// True when work (or a wake or stop request) may have arrived in the inbox since the owner
     /// last collected it: set by producers and cleared by the owner, both with `inbox` locked, and
     /// read without the lock by the owner while it spins before parking
@@ -89,6 +90,8 @@ public final class PortRunLoop: @unchecked Sendable {
     var idleSpin = IdleSpin()
     /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
     var ownerMetricsDelegate: (any LoopMetricsDelegate)?
+    /// ``logger`` as this thread knows it (taken from the inbox when it next collects work).
+    var ownerLogger: Logger
     /// True while the delegate is being called (its own nested runs are not reported).
     var isReportingTurn = false
     /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
@@ -120,9 +123,11 @@ public final class PortRunLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    init(name: String, owner: Owner) throws(PortRunLoopError) {
+    init(name: String, owner: Owner, logger: Logger = .portRunLoopDisabled) throws(PortRunLoopError) {
         self.name = name
         self.owner = owner
+        self.inbox = TracedMutex(Inbox(logger: logger))
+        self.ownerLogger = logger
         self.base = try EventBase()
         self.doorbell = try Doorbell(base: base)
         self.wakeTimer = try WakeTimer(base: base)
@@ -262,8 +267,8 @@ extension PortRunLoop {
     }
 
     /// Makes a loop for a thread ``RunLoopThread`` is starting; registered like ``current``.
-    static func makeForNewThread(name: String) throws(PortRunLoopError) -> PortRunLoop {
-        let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
+    static func makeForNewThread(name: String, logger: Logger) throws(PortRunLoopError) -> PortRunLoop {
+        let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()), logger: logger)
         pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
         return loop
     }
@@ -273,15 +278,16 @@ extension PortRunLoop {
     /// ``LoopMetrics/workDiscarded``), hands queued executor jobs over to its after-shutdown queue,
     /// invalidates its ports and cancels its timers and fd sources.
     func shutDown() {
-        let work = inbox.withLock { inbox -> Deque<QueuedWork> in
+        let (work, logger) = inbox.withLock { inbox -> (Deque<QueuedWork>, Logger) in
             inbox.isShutDown = true
             // Executor jobs are never discarded: they fail over, in order, to the loop's
             // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
             handOverQueuedJobs(localWork, inbox: &inbox)
             handOverQueuedJobs(inbox.work, inbox: &inbox)
             defer { inbox.work.removeAll() }
-            return inbox.work
+            return (inbox.work, inbox.logger)
         }
+        var discardedBlocks = 0
         for item in localWork + work {
             switch item.kind {
             case .call(let call): call.fail(.loopShutDown)
@@ -291,12 +297,16 @@ extension PortRunLoop {
                 // down and invalidate / cancel what they would have scheduled, instead of leaving
                 // it attached to a dead loop (a port that accepts sends nothing will ever deliver).
                 control()
-            case .block: workDiscarded.increment()
+            case .block: workDiscarded.increment(); discardedBlocks += 1
             case .job: break // handed over above
             case .portReady: break // its port is invalidated below
             }
         }
         localWork.removeAll()
+        if discardedBlocks > 0 {
+            logger.notice("PortRunLoop shut down with queued blocks; they were discarded",
+                          metadata: [LogKey.loop: "\(name)", LogKey.discarded: "\(discardedBlocks)"])
+        }
         pendingPorts.removeAll()
         for registration in ports.values { registration.port.invalidate() }
         ports.removeAll()

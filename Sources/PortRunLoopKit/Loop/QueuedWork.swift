@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import Logging
 import ServiceContextModule
 import Synchronization
 
@@ -100,6 +101,10 @@ struct Inbox {
     /// ``PortRunLoop/metricsDelegate`` as last set, and whether the owner has yet to take it.
     var metricsDelegate: (any LoopMetricsDelegate)?
     var metricsDelegateChanged = false
+    /// ``PortRunLoop/logger`` as last set, and whether the owner has yet to take it (it does when
+    /// it next collects work; no wake is needed for it).
+    var logger: Logger
+    var loggerChanged = false
     /// Set at shutdown if executor jobs remain or arrive: the serial queue they fail over to.
     var afterShutdownJobs: DispatchQueue?
     /// The loop's task executor while anything holds it (one identity for all its users).

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import Logging
 import Synchronization
 
 /// One queued delivery: a notification for one observation.
@@ -105,10 +106,23 @@ final class DeliveryLane: @unchecked Sendable {
     /// between the queue and the drains without an allocation per batch. Loop thread only.
     @exclusivity(unchecked) private var sparePins: [ObserverRecord] = []
 
-    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters) {
+    /// Where notifications discarded by a shut-down loop are logged (the center's logger).
+    private let logger: Logger
+
+    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters, logger: Logger) {
         self.loop = loop
         self.modes = modes
         self.counters = counters
+        self.logger = logger
+    }
+
+    /// Logs `count` notifications discarded because the loop shut down (a rare path: once per
+    /// discarded batch, never per notification).
+    private func logDiscarded(_ count: Int) {
+        guard count > 0 else { return }
+        logger.notice("PortRunLoop shut down with notifications queued for it; they were discarded", metadata: [
+            LogKey.loop: "\(loop.name)", LogKey.discarded: "\(count)",
+        ])
     }
 
     /// True once the loop shut down under this lane.
@@ -237,6 +251,7 @@ final class DeliveryLane: @unchecked Sendable {
                 guard ensureDrainPending() else {
                     // The loop shut down under us: what is left can never be delivered, and must
                     // not outlive the pins this drain is about to release.
+                    logDiscarded(1 + ownerBuffer.count)
                     discard(entry)
                     discardOwnerBuffer()
                     return
@@ -348,6 +363,7 @@ final class DeliveryLane: @unchecked Sendable {
             return dropped
         }
         counters.didDiscard(dropped.count)
+        logDiscarded(dropped.count)
         // Settled and released outside the lock: releasing a notification may run arbitrary deinits.
         while !dropped.isEmpty {
             if let ticket = dropped.popFirst().ticket { settleUndelivered(ticket) }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A notification center that delivers each observer's notifications on the thread the observer
@@ -70,10 +71,21 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
 
     let registry = TracedMutex(Registry())
 
+    /// Where the center logs notifications discarded because the loop that was to deliver them
+    /// shut down first (`.notice`, with the count and the loop's name, once per discarded batch;
+    /// never anything per post or per delivery).
+    ///
+    /// Thread-safety: immutable.
+    public let logger: Logger
+
     /// A new, empty center.
     ///
+    /// - Parameter logger: see ``logger``. The default logs nothing.
+    ///
     /// Thread-safety: any thread.
-    public init() {}
+    public init(logger: Logger = .portRunLoopDisabled) {
+        self.logger = logger
+    }
 
     /// The queue this center delivers `loop`'s notifications through (created on first use). Its
     /// ``ThreadNotificationQueue/metrics`` are that thread's operator metrics.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// One thread's notification queue: the counterpart of Foundation's `NotificationQueue` for a
@@ -43,9 +44,13 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     private var asapFlushesPending: [ModeSet] = []
     private var beforeWaitingObserver: BeforeWaitingObserver?
 
+    /// The center's ``ThreadNotificationCenter/logger``, for the lanes.
+    private let logger: Logger
+
     init(loop: PortRunLoop, center: ThreadNotificationCenter) {
         self.loop = loop
         self.center = center
+        self.logger = center.logger
     }
 
     /// The default center's queue for the calling thread (created, with the thread's loop, on first
@@ -65,7 +70,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     func lane(for modes: ModeSet) -> DeliveryLane {
         lanes.withLock { lanes in
             if let lane = lanes.first(where: { $0.modes == modes }) { return lane }
-            let lane = DeliveryLane(loop: loop, modes: modes, counters: counters)
+            let lane = DeliveryLane(loop: loop, modes: modes, counters: counters, logger: logger)
             lanes.append(lane)
             return lane
         }

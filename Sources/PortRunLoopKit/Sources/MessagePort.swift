@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ServiceContextModule
 import Synchronization
 
@@ -62,6 +63,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         weak var delegate: (any MessagePortDelegate)?
         var handler: (@Sendable (MessagePort.Message) -> Void)?
         var rejected = 0
+        /// The sends among `rejected` that found the port full until their date (what is logged).
+        var rejectedFull = 0
         var discarded = 0
         /// The modes of `loop` the port is scheduled in: the truth the loop's registration follows.
         var modes: Set<RunLoop.Mode> = []
@@ -104,6 +107,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         unsafeAddress { UnsafePointer(stateStorage) }
         unsafeMutableAddress { stateStorage }
     }
+    /// The logger passed to `init`; nil: the logger of the loop the port is scheduled in.
+    private let ownLogger: Logger?
 
     // The lock that guards `state`: the ``LockWord`` on the state's first line (one inlined
     // atomic to lock and one to unlock), keyed in the parking lot by the state's address.
@@ -117,9 +122,18 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Makes a port with the given queue limit (at least 1).
     ///
+    /// - Parameters:
+    ///   - queueLimit: the most messages that may wait for delivery at once.
+    ///   - logger: where the port logs messages discarded by ``invalidate()`` (`.notice`, with the
+    ///     count) and sends rejected because it stayed full (`.warning`, aggregated: the first
+    ///     rejection, then one entry per ``rejectionLogInterval`` rejections, with the counts);
+    ///     never anything per message. nil (the default): the ``PortRunLoop/logger`` of the loop
+    ///     the port is scheduled in when there is something to log, or nothing if it is in none.
+    ///
     /// Thread-safety: any thread.
-    public init(queueLimit: Int = MessagePort.defaultQueueLimit) {
+    public init(queueLimit: Int = MessagePort.defaultQueueLimit, logger: Logger? = nil) {
         precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
+        ownLogger = logger
         stateStorage = CacheLine.allocate(State(limit: queueLimit))
         ownerBufferStorage = CacheLine.allocate(HandoffQueue<Envelope>())
     }
@@ -204,7 +218,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             let selfSend = state.loop?.isCurrentThread ?? false
             guard !selfSend, waitForRoom(until: date) else {
                 state.rejected += 1
+                guard state.isValid else { unlock(); return false } // invalidated while waiting
+                state.rejectedFull += 1
+                let rejectedFull = state.rejectedFull
+                let loop = state.loop
                 unlock()
+                if rejectedFull == 1 || rejectedFull % MessagePort.rejectionLogInterval == 0 {
+                    logRejections(total: rejectedFull, loop: loop)
+                }
                 return false
             }
         }
@@ -221,6 +242,28 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         unlock()
         loopToRing?.ringDoorbell()
         return true
+    }
+
+    /// A full port logs its first rejected send, then one entry per this many (so a burst of
+    /// rejections costs a few log entries, not one per message).
+    ///
+    /// Thread-safety: a constant.
+    public static let rejectionLogInterval = 1024
+
+    /// The logger to use: the port's own, else `loop`'s, else one that logs nothing. Called
+    /// without the port's lock held (a loop's logger is behind the loop's lock).
+    private func logger(loop: PortRunLoop?) -> Logger {
+        ownLogger ?? loop?.currentLogger ?? .portRunLoopDisabled
+    }
+
+    /// Logs that the port stayed full for `total` rejected sends so far (a rare path: see
+    /// ``rejectionLogInterval``).
+    private func logRejections(total: Int, loop: PortRunLoop?) {
+        let since = total == 1 ? 1 : min(total - 1, MessagePort.rejectionLogInterval)
+        logger(loop: loop).warning("MessagePort stayed full; sends were rejected", metadata: [
+            LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.rejected: "\(total)",
+            LogKey.rejectedSinceLastLog: "\(since)", LogKey.queueLimit: "\(queueLimit)",
+        ])
     }
 
     /// With the lock held and the queue full: waits until there is room, the port is invalidated or
@@ -269,20 +312,28 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Invalidates the port. Once this returns, no handler starts for it (one already running on
     /// the loop's thread may finish; ``waitForRunningHandlers(timeout:)`` waits for it). Queued
-    /// messages are discarded and counted in ``statistics``; senders waiting for room return
-    /// false, and later sends return false. Idempotent.
+    /// messages are discarded and counted in ``statistics`` (and, when there were any, logged once
+    /// at `.notice` with their count: see ``init(queueLimit:logger:)``); senders waiting for room
+    /// return false, and later sends return false. Idempotent.
     ///
     /// Thread-safety: any thread, including from inside the port's own handler.
     public func invalidate() {
         guard gate.close() else { return }
+        var discarded = 0
         let loop: PortRunLoop? = withLock {
             state.isValid = false
+            discarded = state.queue.count
             state.discarded += state.queue.count
             state.queue.removeAll()
             state.readyOnLoop = false
             notifyRoomChanged()
             defer { state.loop = nil; state.modes = [] }
             return state.loop
+        }
+        if discarded > 0 {
+            logger(loop: loop).notice("MessagePort invalidated with queued messages; they were discarded", metadata: [
+                LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.discarded: "\(discarded)",
+            ])
         }
         loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
     }

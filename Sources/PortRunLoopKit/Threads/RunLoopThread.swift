@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 import Synchronization
 
 /// A named thread that runs its own ``PortRunLoop`` until stopped: what a server embeds when work
@@ -38,22 +39,28 @@ public final class RunLoopThread: @unchecked Sendable {
 
     /// Starts a thread named `name` and returns once its loop exists.
     ///
+    /// - Parameters:
+    ///   - name: the thread's name, also the loop's ``PortRunLoop/name``.
+    ///   - logger: becomes the loop's ``PortRunLoop/logger``. The thread logs its loop's start and
+    ///     its end (after the shutdown) at `.debug`, with the loop's name, to the loop's logger as
+    ///     it is then. The default logs nothing.
     /// - Throws: ``PortRunLoopError/threadCreationFailed(errno:)`` or the loop's creation error.
     ///
     /// Thread-safety: any thread.
-    public init(name: String) throws(PortRunLoopError) {
+    public init(name: String, logger: Logger = .portRunLoopDisabled) throws(PortRunLoopError) {
         let startup = Startup()
         self.thread = try System.spawnThread {
             System.setCurrentThreadName(name)
             let loop: PortRunLoop
             do throws(PortRunLoopError) {
-                loop = try PortRunLoop.makeForNewThread(name: name)
+                loop = try PortRunLoop.makeForNewThread(name: name, logger: logger)
             } catch {
                 startup.lock.withLock { startup.result = .failure(error); startup.lock.broadcast() }
                 return
             }
             let keepAlive = MessagePort()
             loop.add(keepAlive, forMode: .common)
+            loop.logger.debug("RunLoopThread started", metadata: [LogKey.loop: "\(name)"])
             startup.lock.withLock { startup.result = .success(loop); startup.lock.broadcast() }
             while !startup.stopRequested.load(ordering: .acquiring) {
                 loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
@@ -63,6 +70,7 @@ public final class RunLoopThread: @unchecked Sendable {
             // One last polling turn handles it, keeping the rule "queued before stop() is handled".
             loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false)
             loop.shutDownIfNeeded()
+            loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
         }
         let result = startup.lock.withLock { () -> Result<PortRunLoop, PortRunLoopError> in
             while startup.result == nil { _ = startup.lock.wait(untilMonotonic: .infinity) }
