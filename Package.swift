@@ -64,6 +64,7 @@ let package = Package(
                 "PortRunLoopKit",
                 "PortRunLoopStressEngine",
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// A `LogHandler` for tests: records every entry (at every level) in a shared ``LogRecorder``.
 struct RecordingLogHandler: LogHandler {
@@ -29,7 +28,7 @@ final class LogRecorder: Sendable {
         subscript(key: String) -> String? { metadata[key].map { "\($0)" } }
     }
 
-    private let storage = Mutex<[Entry]>([])
+    private let storage = Locked<[Entry]>([])
 
     /// A logger that records here.
     var logger: Logger { Logger(label: "test") { _ in RecordingLogHandler(recorder: self) } }

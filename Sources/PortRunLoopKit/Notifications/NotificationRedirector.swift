@@ -93,7 +93,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         // Zero timeout: if the port's queue is full, a signal is already on its way and the
         // drain it triggers will find this notification. The signal carries no context: each
         // notification carries its own.
-        port.send(before: Date(), context: nil)
+        port.send(before: Date(), context: nil, doorbell: true)
     }
 
     /// Drains the waiting notifications (the seed's `handleMachMessage:`): takes the first one under

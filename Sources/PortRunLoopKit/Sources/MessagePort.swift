@@ -201,10 +201,12 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     }
 
     /// ``send(before:msgid:components:from:)`` with the context the handler is to run in (the
-    /// public one passes the caller's).
+    /// public one passes the caller's). A `doorbell` send is a pure signal whose rejection is
+    /// expected (a signal is already queued, as in the seeds' zero-timeout send): rejections are
+    /// counted as usual and logged, aggregated, at `.debug` only.
     @discardableResult
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
-              context: ServiceContext?) -> Bool {
+              context: ServiceContext?, doorbell: Bool = false) -> Bool {
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         lock()
         guard state.isValid else {
@@ -224,7 +226,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
                 let loop = state.loop
                 unlock()
                 if rejectedFull == 1 || rejectedFull % MessagePort.rejectionLogInterval == 0 {
-                    logRejections(total: rejectedFull, loop: loop)
+                    logRejections(total: rejectedFull, loop: loop, doorbell: doorbell)
                 }
                 return false
             }
@@ -258,9 +260,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Logs that the port stayed full for `total` rejected sends so far (a rare path: see
     /// ``rejectionLogInterval``).
-    private func logRejections(total: Int, loop: PortRunLoop?) {
+    private func logRejections(total: Int, loop: PortRunLoop?, doorbell: Bool) {
         let since = total == 1 ? 1 : min(total - 1, MessagePort.rejectionLogInterval)
-        logger(loop: loop).warning("MessagePort stayed full; sends were rejected", metadata: [
+        logger(loop: loop).log(level: doorbell ? .debug : .warning,
+                               doorbell ? "MessagePort doorbell signals dropped (one is already queued)"
+                                        : "MessagePort stayed full; sends were rejected", metadata: [
             LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.rejected: "\(total)",
             LogKey.rejectedSinceLastLog: "\(since)", LogKey.queueLimit: "\(queueLimit)",
         ])
