@@ -108,12 +108,29 @@ final class DeliveryLane: @unchecked Sendable {
 
     /// Where notifications discarded by a shut-down loop are logged (the center's logger).
     private let logger: Logger
+    /// The most entries the cross-thread queue holds (``ThreadNotificationCenter/queuedDeliveryLimit``).
+    private let limit: Int
+    /// Entries refused because the queue was at its limit, ever (for aggregated logging).
+    private let overflowed = Atomic<Int>(0)
 
-    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters, logger: Logger) {
+    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters, logger: Logger, limit: Int) {
         self.loop = loop
         self.modes = modes
         self.counters = counters
         self.logger = logger
+        self.limit = limit
+    }
+
+    /// Counts `count` entries refused at the limit and logs the first refusal, then one entry per
+    /// 1,024 (a rare path: a thread whose loop does not keep up, or never runs).
+    private func overflow(_ count: Int) {
+        guard count > 0 else { return }
+        counters.didRejectAtOnce(count)
+        let before = overflowed.add(count, ordering: .relaxed).oldValue
+        guard before == 0 || before / 1024 != (before + count) / 1024 else { return }
+        logger.warning("Notifications for a thread whose loop does not drain them reached the limit; further ones are discarded", metadata: [
+            LogKey.loop: "\(loop.name)", LogKey.discarded: "\(before + count)", LogKey.queueLimit: "\(limit)",
+        ])
     }
 
     /// Logs `count` notifications discarded because the loop shut down (a rare path: once per
@@ -132,8 +149,13 @@ final class DeliveryLane: @unchecked Sendable {
     /// refused the work because it shut down (the entries were then counted as discarded and, for a
     /// synchronous post, settled).
     func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
+        var refused = 0
         let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
             if state.isDead { return .dead }
+            if state.entries.count + entries.count > limit {
+                refused = entries.count
+                return .done
+            }
             for entry in entries {
                 state.pin(entry.record)
                 state.entries.append(entry)
@@ -141,6 +163,11 @@ final class DeliveryLane: @unchecked Sendable {
             counters.didEnqueue(entries.count)
             if ticket != nil { return nil }
             return ensureDrainQueuedLocked(&state)
+        }
+        if refused > 0 { // at the limit: not queued, counted, and settled for a synchronous post
+            overflow(refused)
+            if let ticket { ticket.post.entriesFinished(count: refused) }
+            return true
         }
         guard let after else {
             let call = LaneSyncCall(lane: self, ticket: ticket!)
@@ -167,6 +194,7 @@ final class DeliveryLane: @unchecked Sendable {
             record._withUnsafeGuaranteedRef { $0.accepts(sender, checkSender: checkSender) }
         }
         var rejected = 0
+        var overflowCount = 0
         let after = state.withLock { state -> AfterAppend in
             if state.isDead {
                 rejected = records.count(where: accepts)
@@ -178,6 +206,10 @@ final class DeliveryLane: @unchecked Sendable {
             // discarded) at delivery by that same gate; ended ones leave the plan right away.
             var appended = 0
             for record in records where accepts(record) {
+                if state.entries.count >= limit {
+                    overflowCount += 1
+                    continue
+                }
                 state.pin(record)
                 state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
                 appended += 1
@@ -187,6 +219,7 @@ final class DeliveryLane: @unchecked Sendable {
             return ensureDrainQueuedLocked(&state)
         }
         if rejected > 0 { counters.didRejectAtOnce(rejected) } // as append(_:ticket:) counts them
+        overflow(overflowCount)
         return complete(after)
     }
 

@@ -78,13 +78,36 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let logger: Logger
 
+    /// The most deliveries that may wait for one thread (per set of observation modes) before
+    /// further asynchronous posts to it are discarded: see ``queuedDeliveryLimit``.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultQueuedDeliveryLimit = 100_000
+
+    /// How many cross-thread deliveries may wait for one observer thread (per set of observation
+    /// modes) at once. A thread whose loop never runs in its observations' modes (an observer added
+    /// with the default `on: .current` from a thread that never runs its loop, say) would otherwise
+    /// keep every post forever. Beyond the limit a delivery is not queued: it is counted as
+    /// discarded in that thread's ``ThreadNotificationQueue/metrics``, logged at `.warning`
+    /// (aggregated: the first, then one entry per 1,024), and a `postAndWait` counts it as not
+    /// delivered.
+    ///
+    /// Thread-safety: immutable; read from any thread.
+    public let queuedDeliveryLimit: Int
+
     /// A new, empty center.
     ///
-    /// - Parameter logger: see ``logger``. The default logs nothing.
+    /// - Parameters:
+    ///   - logger: see ``logger``. The default logs nothing.
+    ///   - queuedDeliveryLimit: see ``queuedDeliveryLimit``; at least 1.
     ///
     /// Thread-safety: any thread.
-    public init(logger: Logger = .portRunLoopDisabled) {
+    public init(logger: Logger = .portRunLoopDisabled,
+                queuedDeliveryLimit: Int = ThreadNotificationCenter.defaultQueuedDeliveryLimit) {
+        precondition(queuedDeliveryLimit >= 1,
+                     "ThreadNotificationCenter: queuedDeliveryLimit must be at least 1, got \(queuedDeliveryLimit)")
         self.logger = logger
+        self.queuedDeliveryLimit = queuedDeliveryLimit
     }
 
     /// The queue this center delivers `loop`'s notifications through (created on first use). Its

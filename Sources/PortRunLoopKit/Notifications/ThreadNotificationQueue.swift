@@ -46,11 +46,14 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
 
     /// The center's ``ThreadNotificationCenter/logger``, for the lanes.
     private let logger: Logger
+    /// The center's ``ThreadNotificationCenter/queuedDeliveryLimit``, for the lanes.
+    private let deliveryLimit: Int
 
     init(loop: PortRunLoop, center: ThreadNotificationCenter) {
         self.loop = loop
         self.center = center
         self.logger = center.logger
+        self.deliveryLimit = center.queuedDeliveryLimit
     }
 
     /// The default center's queue for the calling thread (created, with the thread's loop, on first
@@ -70,7 +73,8 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     func lane(for modes: ModeSet) -> DeliveryLane {
         lanes.withLock { lanes in
             if let lane = lanes.first(where: { $0.modes == modes }) { return lane }
-            let lane = DeliveryLane(loop: loop, modes: modes, counters: counters, logger: logger)
+            let lane = DeliveryLane(loop: loop, modes: modes, counters: counters, logger: logger,
+                                    limit: deliveryLimit)
             lanes.append(lane)
             return lane
         }
