@@ -1,18 +1,33 @@
 import Foundation
-import Synchronization
 
 /// Runs `body` on a brand-new thread (so it gets a brand-new `PortRunLoop.current`) and returns its
 /// result. swift-testing reuses pool threads, whose loops would otherwise carry state between tests.
 func onFreshThread<T: Sendable>(name: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         Thread.current.name = name
-        let outcome = Result { try body() }
-        result.withLock { $0 = outcome }
+        box.set(Result { try body() })
         done.signal()
     }
     thread.start()
     done.wait()
-    return try result.withLock { $0! }.get()
+    return try box.get()
+}
+
+/// A result handed from one thread to another under an `NSLock` (which ThreadSanitizer sees,
+/// unlike `Synchronization.Mutex` on Linux).
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>? // guarded by `lock`
+
+    func set(_ value: Result<T, any Error>) {
+        lock.lock(); defer { lock.unlock() }
+        result = value
+    }
+
+    func get() throws -> T {
+        lock.lock(); defer { lock.unlock() }
+        return try result!.get()
+    }
 }
