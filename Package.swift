@@ -8,6 +8,9 @@ let package = Package(
         // RunLoopThread as a swift-service-lifecycle Service, and PortRunLoop.main as the main loop
         // of a ServiceGroup program (the core does not depend on swift-service-lifecycle).
         .library(name: "PortRunLoopServiceLifecycle", targets: ["PortRunLoopServiceLifecycle"]),
+        // Loop and notification-queue counters as swift-metrics counters, gauges and timers
+        // (the core does not depend on swift-metrics).
+        .library(name: "PortRunLoopMetrics", targets: ["PortRunLoopMetrics"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
@@ -18,6 +21,7 @@ let package = Package(
         // `swift package generate-documentation` (Scripts/build-docs.sh); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -92,6 +96,22 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "PortRunLoopMetrics",
+            dependencies: [
+                "PortRunLoopKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "PortRunLoopMetricsTests",
+            dependencies: [
+                "PortRunLoopMetrics",
+                "PortRunLoopKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ],

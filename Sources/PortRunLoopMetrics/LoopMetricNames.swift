@@ -1,0 +1,80 @@
+/// The labels and dimension keys under which ``LoopTurnReporter`` and ``LoopMetricsSampler`` report
+/// (`snake_case`, so they pass unchanged to Prometheus-style backends).
+///
+/// Every metric carries the dimension ``loopKey`` (the loop's ``PortRunLoopKit/PortRunLoop/name``,
+/// or the name given at init), then any extra dimensions the caller passed.
+///
+/// Thread-safety: a namespace of constants; `Sendable` (it has no instances).
+public enum LoopMetricNames {
+    /// Dimension key of every metric: the loop's name.
+    ///
+    /// Thread-safety: immutable.
+    public static let loopKey = "loop"
+    /// Dimension key of ``turnItems``: `blocks`, `jobs`, `messages`, `timers` or `fds`.
+    ///
+    /// Thread-safety: immutable.
+    public static let kindKey = "kind"
+
+    /// Timer: how long each turn was busy (`endTime - startTime`).
+    ///
+    /// Thread-safety: immutable.
+    public static let turnBusy = "portrunloop_turn_busy"
+    /// Timer: how long the loop waited before each turn (zero when it did not wait).
+    ///
+    /// Thread-safety: immutable.
+    public static let turnSleep = "portrunloop_turn_sleep"
+    /// Counter: turns reported.
+    ///
+    /// Thread-safety: immutable.
+    public static let turns = "portrunloop_turns"
+    /// Counter: items the turns handled, one counter per ``kindKey``.
+    ///
+    /// Thread-safety: immutable.
+    public static let turnItems = "portrunloop_turn_items"
+
+    /// Counter: doorbell rings that woke the parked loop (``PortRunLoopKit/LoopMetrics/wakeSignals``).
+    ///
+    /// Thread-safety: immutable.
+    public static let wakeSignals = "portrunloop_wake_signals"
+    /// Counter: times the loop blocked waiting (``PortRunLoopKit/LoopMetrics/sleeps``).
+    ///
+    /// Thread-safety: immutable.
+    public static let sleeps = "portrunloop_sleeps"
+    /// Counter: `perform` blocks dropped at shutdown (``PortRunLoopKit/LoopMetrics/workDiscarded``).
+    ///
+    /// Thread-safety: immutable.
+    public static let workDiscarded = "portrunloop_work_discarded"
+    /// Counter: libevent `event_add` calls (``PortRunLoopKit/LoopMetrics/eventAdds``).
+    ///
+    /// Thread-safety: immutable.
+    public static let eventAdds = "portrunloop_event_adds"
+    /// Counter: libevent `event_del` calls (``PortRunLoopKit/LoopMetrics/eventDeletes``).
+    ///
+    /// Thread-safety: immutable.
+    public static let eventDeletes = "portrunloop_event_deletes"
+
+    /// Gauge: entries waiting in the loop's notification queue when sampled.
+    ///
+    /// Thread-safety: immutable.
+    public static let queueDepth = "portrunloop_notification_queue_depth"
+    /// Gauge: the largest depth the notification queue has reached.
+    ///
+    /// Thread-safety: immutable.
+    public static let queueHighWaterMark = "portrunloop_notification_queue_high_water_mark"
+    /// Counter: notification queue entries accepted.
+    ///
+    /// Thread-safety: immutable.
+    public static let queueEnqueued = "portrunloop_notification_queue_enqueued"
+    /// Counter: notification queue entries delivered (or, for pending posts, posted).
+    ///
+    /// Thread-safety: immutable.
+    public static let queueDelivered = "portrunloop_notification_queue_delivered"
+    /// Counter: notification queue entries coalesced away.
+    ///
+    /// Thread-safety: immutable.
+    public static let queueCoalesced = "portrunloop_notification_queue_coalesced"
+    /// Counter: notification queue entries discarded for any other reason.
+    ///
+    /// Thread-safety: immutable.
+    public static let queueDiscarded = "portrunloop_notification_queue_discarded"
+}
