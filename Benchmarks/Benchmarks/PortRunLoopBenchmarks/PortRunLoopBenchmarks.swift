@@ -27,6 +27,16 @@ let benchmarks: @Sendable () -> Void = {
         Scenarios.throughput(peer.name, producers: 1, messages: messages, maxDuration: maxDuration, factory: peer.factory)
         Scenarios.throughput(peer.name, producers: 2, messages: messages, maxDuration: maxDuration, factory: peer.factory)
     }
+    // The same two hand-offs with ServiceContext capturing turned off: what reading the caller's
+    // context per message costs (Docs/Benchmarks.md, "Caller context").
+    for producers in [1, 2] {
+        Scenarios.throughput("Ours.perform.noContextCapture", producers: producers) { receiver in
+            try WithoutContextCapture { try PortRunLoopPerformChannel(receiver: receiver) }
+        }
+        Scenarios.throughput("Ours.MessagePort.send.noContextCapture", producers: producers) { receiver in
+            try WithoutContextCapture { try MessagePortChannel(receiver: receiver) }
+        }
+    }
     // Round trip between two threads of the same peer, 1000 per sample.
     for peer in peers {
         Scenarios.roundTrip(peer.name, factory: peer.factory)

@@ -1,4 +1,5 @@
 import ServiceContextModule
+import Synchronization
 
 /// Carries a caller's `ServiceContext` (swift-service-context's task-local, what
 /// swift-distributed-tracing keeps its spans in) across the library's thread hops.
@@ -11,15 +12,22 @@ import ServiceContextModule
 /// task, and a task carries its task-locals itself.
 ///
 /// Cost: reading the task-local is one call into the Swift runtime (it looks at the current task,
-/// then at the thread's task-local fallback storage); with no context set nothing is allocated and
-/// no lock is taken. Binding one allocates (the runtime's task-local item), only when a context
-/// was set.
+/// then at the thread's task-local fallback storage): about 15–30 ns on a 2-vCPU VM, which is more
+/// than a whole `MessagePort` send costs without it (Docs/Benchmarks.md). With no context set
+/// nothing is allocated and no lock is taken. Binding one allocates (the runtime's task-local
+/// item), only when a context was set. A process that never uses contexts can turn capturing off
+/// (``PortRunLoop/capturesServiceContext``); the check is then one relaxed load.
 ///
 /// Thread-safety: stateless.
 enum CallerContext {
-    /// The calling thread's or task's current context, nil when none is set.
+    /// ``PortRunLoop/capturesServiceContext``: one relaxed load per queued item.
+    static let isCapturing = Atomic<Bool>(true)
+
+    /// The calling thread's or task's current context: nil when none is set, or when capturing is
+    /// turned off for the process.
     @inline(__always) static func capture() -> ServiceContext? {
-        ServiceContext.current
+        guard isCapturing.load(ordering: .relaxed) else { return nil }
+        return ServiceContext.current
     }
 
     /// Whether the calling thread or task has a context bound right now.
@@ -29,6 +37,19 @@ enum CallerContext {
 }
 
 extension PortRunLoop {
+    /// Whether the library carries the caller's `ServiceContext` across its thread hops (see
+    /// <doc:Semantics>, C1–C6). On by default: a span started by a request handler stays the parent
+    /// of the work it hands to a loop. Reading the context costs a call into the Swift runtime per
+    /// queued item (tens of nanoseconds, most of a `MessagePort` send's cost); a process that never
+    /// sets a context can turn it off, at start-up, and each hop then costs what it did without
+    /// it. Work already queued keeps what it captured.
+    ///
+    /// Thread-safety: any thread (an atomic flag, read with a relaxed load per queued item).
+    public static var capturesServiceContext: Bool {
+        get { CallerContext.isCapturing.load(ordering: .relaxed) }
+        set { CallerContext.isCapturing.store(newValue, ordering: .relaxed) }
+    }
+
     /// Runs `body` with `context` as `ServiceContext.current`: the context of the caller that queued
     /// the work, or none. `ambient` is whether a context is bound on this thread around the call
     /// (``RunFrame/hasAmbientContext`` of the run the loop is in): when it is, work queued without
