@@ -29,6 +29,9 @@ PEERS = [
     "RunLoop.perform",
     "Ours.perform",
     "Ours.MessagePort.send",
+    # The same hand-offs reading the caller's ServiceContext per message (throughput only).
+    "Ours.perform.contextCapture",
+    "Ours.MessagePort.send.contextCapture",
 ]
 # Peers whose wake signals the harness can count (the others report nothing, and package-benchmark
 # fills an unreported custom metric with another benchmark's values in the export: ignore them).
@@ -42,6 +45,8 @@ COLORS = {
     "RunLoop.perform": "#9467bd",
     "Ours.perform": "#1f77b4",
     "Ours.MessagePort.send": "#17becf",
+    "Ours.perform.contextCapture": "#aec7e8",
+    "Ours.MessagePort.send.contextCapture": "#9edae5",
 }
 
 
@@ -231,6 +236,13 @@ def targets(runs):
             if result and result.wakes_per_op() is not None:
                 w = result.wakes_per_op() * 100
                 row(f"≤ 1 wake signal per 100 messages ({name.split('.', 1)[1]}, {name[10:12]})", label, f"{w:.4f}", w <= 1.0)
+        for hop in ("Ours.MessagePort.send", "Ours.perform"):
+            for producers in ("1P", "2P"):
+                plain, capturing = run.get(f"Throughput{producers}.{hop}"), run.get(f"Throughput{producers}.{hop}.contextCapture")
+                if plain and capturing:
+                    r = capturing.per_op_ns(50) / plain.per_op_ns(50)
+                    lines.append(f"| (information) time per {hop.split('.', 1)[1]} reading the caller's ServiceContext "
+                                 f"(capture on, none set) vs the default ({producers}) | {label} | {r:.2f}× | — |")
         ours_n, nio_n = run.get("Throughput1P.Redirect.Ours.ThreadNotificationCenter.post"), run.get("Throughput1P.Redirect.NIO.execute")
         if ours_n and nio_n:
             r = nio_n.per_op_ns(50) / ours_n.per_op_ns(50)

@@ -1,13 +1,21 @@
 import Foundation
+import PortRunLoopKit
 import ServiceContextModule
+import Testing
+
+/// Every test of the caller's context, one at a time: they set the process-wide
+/// `PortRunLoop.serviceContextCapture` (to `.always`, as no instrument is bootstrapped here, and to
+/// `.never` in the one test of that mode).
+@Suite(.serialized) struct ServiceContextTests {}
 
 /// A trace id carried in a `ServiceContext`, as a tracer would carry its span.
 enum TraceIDKey: ServiceContextKey {
     typealias Value = String
 }
 
-/// A context holding `traceID`.
+/// A context holding `traceID` (and context capture on: no instrument is bootstrapped in the tests).
 func traceContext(_ traceID: String) -> ServiceContext {
+    PortRunLoop.serviceContextCapture = .always
     var context = ServiceContext.topLevel
     context[TraceIDKey.self] = traceID
     return context

@@ -27,14 +27,14 @@ let benchmarks: @Sendable () -> Void = {
         Scenarios.throughput(peer.name, producers: 1, messages: messages, maxDuration: maxDuration, factory: peer.factory)
         Scenarios.throughput(peer.name, producers: 2, messages: messages, maxDuration: maxDuration, factory: peer.factory)
     }
-    // The same two hand-offs with ServiceContext capturing turned off: what reading the caller's
-    // context per message costs (Docs/Benchmarks.md, "Caller context").
+    // The same two hand-offs with ServiceContext capturing on (as with a tracer bootstrapped):
+    // what reading the caller's context per message costs (Docs/Benchmarks.md, "Caller context").
     for producers in [1, 2] {
-        Scenarios.throughput("Ours.perform.noContextCapture", producers: producers) { receiver in
-            try WithoutContextCapture { try PortRunLoopPerformChannel(receiver: receiver) }
+        Scenarios.throughput("Ours.perform.contextCapture", producers: producers) { receiver in
+            try WithContextCapture { try PortRunLoopPerformChannel(receiver: receiver) }
         }
-        Scenarios.throughput("Ours.MessagePort.send.noContextCapture", producers: producers) { receiver in
-            try WithoutContextCapture { try MessagePortChannel(receiver: receiver) }
+        Scenarios.throughput("Ours.MessagePort.send.contextCapture", producers: producers) { receiver in
+            try WithContextCapture { try MessagePortChannel(receiver: receiver) }
         }
     }
     // Round trip between two threads of the same peer, 1000 per sample.

@@ -131,6 +131,7 @@ public final class PortRunLoop: @unchecked Sendable {
         self.base = try EventBase()
         self.doorbell = try Doorbell(base: base)
         self.wakeTimer = try WakeTimer(base: base)
+        CallerContext.resolve() // an instrument bootstrapped since: context capture turns on
     }
 
     deinit {

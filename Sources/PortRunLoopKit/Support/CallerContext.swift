@@ -15,13 +15,28 @@ import Synchronization
 /// then at the thread's task-local fallback storage): about 15–30 ns on a 2-vCPU VM, which is more
 /// than a whole `MessagePort` send costs without it (Docs/Benchmarks.md). With no context set
 /// nothing is allocated and no lock is taken. Binding one allocates (the runtime's task-local
-/// item), only when a context was set. A process that never uses contexts can turn capturing off
-/// (``PortRunLoop/capturesServiceContext``); the check is then one relaxed load.
+/// item), only when a context was set. Capturing is therefore on only where contexts are in use
+/// (``PortRunLoop/serviceContextCapture``); off, the check is one relaxed load.
 ///
 /// Thread-safety: stateless.
 enum CallerContext {
-    /// ``PortRunLoop/capturesServiceContext``: one relaxed load per queued item.
-    static let isCapturing = Atomic<Bool>(true)
+    /// Whether entry points read the caller's context now (``PortRunLoop/serviceContextCapture``,
+    /// resolved): one relaxed load per queued item.
+    static let isCapturing = Atomic<Bool>(false)
+    /// ``PortRunLoop/serviceContextCapture``'s raw value.
+    static let mode = Atomic<UInt8>(ServiceContextCapture.automatic.rawValue)
+
+    /// Works ``isCapturing`` out from the mode (and, when automatic, from whether an instrument is
+    /// bootstrapped). Called when the mode is set and when a loop is made: never per item.
+    static func resolve() {
+        let capturing: Bool
+        switch ServiceContextCapture(rawValue: mode.load(ordering: .relaxed)) ?? .automatic {
+        case .always: capturing = true
+        case .never: capturing = false
+        case .automatic: capturing = !(InstrumentationSystem.instrument is NoOpInstrument)
+        }
+        isCapturing.store(capturing, ordering: .relaxed)
+    }
 
     /// The calling thread's or task's current context: nil when none is set, or when capturing is
     /// turned off for the process.
@@ -37,17 +52,26 @@ enum CallerContext {
 }
 
 extension PortRunLoop {
-    /// Whether the library carries the caller's `ServiceContext` across its thread hops (see
-    /// <doc:Semantics>, C1–C6). On by default: a span started by a request handler stays the parent
-    /// of the work it hands to a loop. Reading the context costs a call into the Swift runtime per
-    /// queued item (tens of nanoseconds, most of a `MessagePort` send's cost); a process that never
-    /// sets a context can turn it off, at start-up, and each hop then costs what it did without
-    /// it. Work already queued keeps what it captured.
+    /// When the library carries the caller's `ServiceContext` across its thread hops (see
+    /// <doc:Semantics>, C1–C6). Reading the context costs a call into the Swift runtime per queued
+    /// item — tens of nanoseconds, more than a whole `MessagePort` send costs without it — so it is
+    /// done only where contexts are in use:
+    /// - ``ServiceContextCapture/automatic`` (the default): on once a tracer or other instrument is
+    ///   bootstrapped (`InstrumentationSystem.bootstrap`, checked when this is set and whenever a
+    ///   loop is made), off before;
+    /// - ``ServiceContextCapture/always``: for contexts used without an instrument (a swift-log
+    ///   metadata provider reading a request id, say);
+    /// - ``ServiceContextCapture/never``: hops cost what they cost without contexts.
     ///
-    /// Thread-safety: any thread (an atomic flag, read with a relaxed load per queued item).
-    public static var capturesServiceContext: Bool {
-        get { CallerContext.isCapturing.load(ordering: .relaxed) }
-        set { CallerContext.isCapturing.store(newValue, ordering: .relaxed) }
+    /// Set it at start-up; work already queued keeps what it captured.
+    ///
+    /// Thread-safety: any thread (an atomic; the hot path reads one flag with a relaxed load).
+    public static var serviceContextCapture: ServiceContextCapture {
+        get { ServiceContextCapture(rawValue: CallerContext.mode.load(ordering: .relaxed)) ?? .automatic }
+        set {
+            CallerContext.mode.store(newValue.rawValue, ordering: .relaxed)
+            CallerContext.resolve()
+        }
     }
 
     /// Runs `body` with `context` as `ServiceContext.current`: the context of the caller that queued
@@ -71,4 +95,24 @@ extension PortRunLoop {
     var innermostRunHasAmbientContext: Bool {
         frames.last?.hasAmbientContext ?? CallerContext.isSet
     }
+}
+
+/// When ``PortRunLoop`` carries the caller's `ServiceContext` across its thread hops
+/// (``PortRunLoop/serviceContextCapture``).
+///
+/// Thread-safety: a value type; `Sendable`.
+public enum ServiceContextCapture: UInt8, Sendable {
+    /// On once an instrument (a tracer) is bootstrapped with `InstrumentationSystem.bootstrap`,
+    /// off before. The default.
+    ///
+    /// Thread-safety: a value.
+    case automatic
+    /// Always: for contexts used without a bootstrapped instrument.
+    ///
+    /// Thread-safety: a value.
+    case always
+    /// Never: no hop reads the caller's context.
+    ///
+    /// Thread-safety: a value.
+    case never
 }
