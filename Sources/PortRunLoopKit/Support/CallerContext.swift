@@ -45,9 +45,11 @@ enum CallerContext {
         return ServiceContext.current
     }
 
-    /// Whether the calling thread or task has a context bound right now.
+    /// Whether the calling thread or task has a context bound right now, as far as the library
+    /// cares: with capturing off it neither carries contexts nor clears them, so it does not ask
+    /// (a run entry would otherwise pay the runtime call that capturing off is meant to save).
     @inline(__always) static var isSet: Bool {
-        ServiceContext.current != nil
+        isCapturing.load(ordering: .relaxed) && ServiceContext.current != nil
     }
 }
 
