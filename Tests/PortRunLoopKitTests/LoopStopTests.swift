@@ -51,6 +51,23 @@ import Testing
         }
     }
 
+    @Test func aStopForARunThatEndedBeforeSeeingItDoesNotEndTheNextRun() throws {
+        try onFreshThread {
+            let loop = PortRunLoop.current
+            loop.add(MessagePort(), forMode: .default)
+            loop.perform {
+                // Stopped from another thread while this run is in progress...
+                let stopped = Signal()
+                Thread.detachNewThread { loop.stop(); stopped.fire() }
+                #expect(stopped.wait())
+            }
+            // ...which returns after this block, before it collects the request.
+            #expect(loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true) == .handledSource)
+            // The request was addressed to that run: this one times out.
+            #expect(loop.run(mode: .default, timeout: 0.05, returnAfterSourceHandled: false) == .timedOut)
+        }
+    }
+
     @Test func runReturnsWhenStoppedFromAHandler() throws {
         try onFreshThread {
             let loop = PortRunLoop.current

@@ -63,8 +63,11 @@ extension PortRunLoop {
             return
         }
         let ring = inbox.withLock { inbox -> Bool in
-            guard inbox.runDepth > 0 else { return false }
-            inbox.stopRequested = true
+            // Addressed to the run in progress now, by its epoch: if that run has ended by the
+            // time the loop collects the request, a later run does not take it (R6).
+            let epoch = runningEpoch.load(ordering: .acquiring)
+            guard epoch != 0 else { return false }
+            inbox.stopRequestEpoch = epoch
             return workArrivedLocked(&inbox)
         }
         if ring { ringDoorbell() }
@@ -114,20 +117,19 @@ extension PortRunLoop {
                      until condition: (() -> Bool)? = nil) -> RunLoopRunResult {
         let groups = sourceGroups(in: mode)
         if condition == nil, modeIsEmpty(mode, groups: groups) { return .finished }
-        let entered = inbox.withLock { inbox -> Bool in
-            guard !inbox.isShutDown else { return false }
-            inbox.runDepth += 1
-            return true
+        // Shutdown happens on this thread: its own flag says, without the inbox lock. Nor does
+        // entering or leaving take the lock: an outermost run publishes its epoch (what `stop()`
+        // from another thread addresses), and leaving it publishes 0 (see ``runningEpoch``).
+        guard !ownerShutDown else { return .finished }
+        if frames.isEmpty {
+            runEpoch &+= 1
+            runningEpoch.store(runEpoch, ordering: .releasing)
         }
-        guard entered else { return .finished }
         frames.append(RunFrame(mode: mode, isPrivate: condition != nil, hasAmbientContext: CallerContext.isSet))
         activateInnermostFrame()
         defer {
             frames.removeLast()
-            inbox.withLock {
-                $0.runDepth -= 1
-                if $0.runDepth == 0 { $0.stopRequested = false }
-            }
+            if frames.isEmpty { runningEpoch.store(0, ordering: .releasing) }
             activateInnermostFrame()
         }
         // A run whose deadline has passed (a polling run: timeout 0, a past date) still asks
@@ -212,8 +214,8 @@ extension PortRunLoop {
                 inbox.loggerChanged = false
                 ownerLogger = inbox.logger
             }
-            defer { inbox.stopRequested = false }
-            return inbox.stopRequested
+            defer { inbox.stopRequestEpoch = 0 }
+            return inbox.stopRequestEpoch != 0 && inbox.stopRequestEpoch == runEpoch
         }
         if stop { stopInnermostUserRun() }
     }

@@ -40,6 +40,11 @@ public final class PortRunLoop: @unchecked Sendable {
     /// lock thousands of times. On cache lines of its own: a producer writes it per item, and it
     /// must not share a line with the counters the owner writes per item.
     let workHint = CacheLine.allocate(Atomic<Bool>(false))
+    /// The epoch of the outermost run in progress, 0 when the loop is not running: written by the
+    /// loop's thread when it enters and leaves an outermost run (no lock), read by ``stop()`` from
+    /// other threads, which addresses its request to that epoch. Stop requests are thereby exact
+    /// without a lock per run entry: one that arrives as a run ends is ignored by the next (R6).
+    let runningEpoch = Atomic<UInt64>(0)
     /// Guarded by its own mutex; the owner thread keeps a copy in `ownerCommonModes`.
     private let sharedCommonModes = TracedMutex<Set<RunLoop.Mode>>([.default])
 
@@ -88,6 +93,10 @@ public final class PortRunLoop: @unchecked Sendable {
     var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
     var idleSpin = IdleSpin()
+    /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
+    var ownerShutDown = false
+    /// Counts outermost runs; the current one's is published in ``runningEpoch``.
+    var runEpoch: UInt64 = 0
     /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
     var ownerMetricsDelegate: (any LoopMetricsDelegate)?
     /// ``logger`` as this thread knows it (taken from the inbox when it next collects work).
@@ -281,6 +290,7 @@ extension PortRunLoop {
     func shutDown() {
         let (work, logger) = inbox.withLock { inbox -> (Deque<QueuedWork>, Logger) in
             inbox.isShutDown = true
+            ownerShutDown = true
             // Executor jobs are never discarded: they fail over, in order, to the loop's
             // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
             handOverQueuedJobs(localWork, inbox: &inbox)

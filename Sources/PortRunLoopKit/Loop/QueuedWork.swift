@@ -95,8 +95,9 @@ struct Inbox {
     /// ``IdleSpin``; read and reset by the loop when it unparks.
     var rangAt: Double?
     var wakePending = false
-    var stopRequested = false
-    var runDepth = 0
+    /// The epoch of the run a `stop()` from another thread was addressed to (0: none); see
+    /// ``PortRunLoop/runningEpoch``.
+    var stopRequestEpoch: UInt64 = 0
     var isShutDown = false
     /// ``PortRunLoop/metricsDelegate`` as last set, and whether the owner has yet to take it.
     var metricsDelegate: (any LoopMetricsDelegate)?
@@ -110,7 +111,7 @@ struct Inbox {
     /// The loop's task executor while anything holds it (one identity for all its users).
     weak var taskExecutor: RunLoopTaskExecutor?
 
-    var hasWork: Bool { !work.isEmpty || wakePending || stopRequested || metricsDelegateChanged }
+    var hasWork: Bool { !work.isEmpty || wakePending || stopRequestEpoch != 0 || metricsDelegateChanged }
 
     /// Marks work available; returns true when the caller must ring the doorbell.
     @inline(__always) mutating func takeRingDuty() -> Bool {
