@@ -32,6 +32,11 @@ public enum LoopMetricNames {
     /// Thread-safety: immutable.
     public static let turnItems = "portrunloop_turn_items"
 
+    /// Timer: how long a block queued on the loop by ``LoopMetricsSampler/sample()`` waited until
+    /// the loop ran it: the loop's delivery latency, probed once per sample.
+    ///
+    /// Thread-safety: immutable.
+    public static let deliveryLatency = "portrunloop_delivery_latency"
     /// Counter: doorbell rings that woke the parked loop (``PortRunLoopKit/LoopMetrics/wakeSignals``).
     ///
     /// Thread-safety: immutable.

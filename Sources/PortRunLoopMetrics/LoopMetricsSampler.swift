@@ -8,6 +8,11 @@ import PortRunLoopKit
 /// sample to counters, and sets gauges to the current values. The first sample reports everything
 /// counted since the loop (or queue) was made, so a counter's total matches the snapshot.
 ///
+/// Each sample also probes the loop's delivery latency (``LoopMetricNames/deliveryLatency``): it
+/// queues one block (`perform`) stamped with the time, and the block records how long it waited
+/// when the loop runs it. The probe is one block per sample, counted among the loop's
+/// ``PortRunLoopKit/LoopMetrics/performsRun``; no message of the application is timed.
+///
 /// Loop counters: ``LoopMetricNames/wakeSignals``, ``LoopMetricNames/sleeps``,
 /// ``LoopMetricNames/workDiscarded``, ``LoopMetricNames/eventAdds``, ``LoopMetricNames/eventDeletes``.
 /// Queue gauges: ``LoopMetricNames/queueDepth``, ``LoopMetricNames/queueHighWaterMark``; queue
@@ -56,10 +61,17 @@ public final class LoopMetricsSampler: @unchecked Sendable {
     }
 
     /// Reads the loop's (and queue's) counters and reports what changed since the previous sample:
-    /// differences to the counters, current depth and high-water mark to the gauges.
+    /// differences to the counters, current depth and high-water mark to the gauges; and queues
+    /// the delivery-latency probe.
     ///
     /// Thread-safety: any thread; concurrent calls are serialised.
     public func sample() {
+        let latency = loopCounters.deliveryLatency
+        let queued = ContinuousClock.now
+        loop.perform {
+            let (seconds, attoseconds) = queued.duration(to: .now).components
+            latency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
         lock.lock()
         defer { lock.unlock() }
         let now = loop.metrics
@@ -93,3 +105,4 @@ public final class LoopMetricsSampler: @unchecked Sendable {
         return timer
     }
 }
+

@@ -10,6 +10,7 @@ struct SampledLoopCounters: Sendable {
     let workDiscarded: Counter
     let eventAdds: Counter
     let eventDeletes: Counter
+    let deliveryLatency: CoreMetrics.Timer
 
     init(dimensions: [(String, String)], factory: any MetricsFactory) {
         wakeSignals = Counter(label: LoopMetricNames.wakeSignals, dimensions: dimensions, factory: factory)
@@ -17,6 +18,7 @@ struct SampledLoopCounters: Sendable {
         workDiscarded = Counter(label: LoopMetricNames.workDiscarded, dimensions: dimensions, factory: factory)
         eventAdds = Counter(label: LoopMetricNames.eventAdds, dimensions: dimensions, factory: factory)
         eventDeletes = Counter(label: LoopMetricNames.eventDeletes, dimensions: dimensions, factory: factory)
+        deliveryLatency = CoreMetrics.Timer(label: LoopMetricNames.deliveryLatency, dimensions: dimensions, factory: factory)
     }
 
     func report(_ delta: LoopMetrics) {

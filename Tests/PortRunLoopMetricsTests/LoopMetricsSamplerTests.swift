@@ -85,6 +85,31 @@ import Testing
     }
 }
 
+/// `LoopMetricsSampler.sample()`'s delivery-latency probe.
+@Suite(.timeLimit(.minutes(1))) struct LoopMetricsSamplerProbeTests {
+    @Test func eachSampleTimesOneBlockThroughTheLoop() throws {
+        let metrics = TestMetrics()
+        let thread = try RunLoopThread(name: "probed-loop")
+        defer { thread.stop() }
+        let sampler = LoopMetricsSampler(loop: thread.loop, factory: metrics)
+        let sampled = DispatchSemaphore(value: 0)
+        // The loop is busy for at least 5 ms after the first probe is queued: that probe waits.
+        thread.loop.perform {
+            sampled.wait()
+            usleep(5_000)
+        }
+        sampler.sample()
+        sampled.signal()
+        try thread.loop.performAndWait {}
+        sampler.sample()
+        try thread.loop.performAndWait {} // both probes ran: they are queued ahead of this call
+        let values = try metrics.expectTimer("portrunloop_delivery_latency", [("loop", "probed-loop")]).values
+        #expect(values.count == 2)
+        #expect((values.first ?? 0) >= 5_000_000)
+        #expect(values.allSatisfy { $0 >= 0 })
+    }
+}
+
 /// A count shared with an observer's handler.
 final class ReceivedCount: Sendable {
     private let value = Atomic<Int>(0)
