@@ -103,7 +103,7 @@ public final class PortRunLoop: @unchecked Sendable {
     var ownerLogger: Logger
     /// True while the delegate is being called (its own nested runs are not reported).
     var isReportingTurn = false
-    /// About-to-sleep callouts (Notifications/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
+    /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
     // MARK: Metrics.

@@ -142,9 +142,6 @@ final class DeliveryLane: @unchecked Sendable {
         ])
     }
 
-    /// True once the loop shut down under this lane.
-    var isDead: Bool { state.withLock { $0.isDead } }
-
     /// Appends `entries` in order (any thread). Returns false when the lane is dead or the loop
     /// refused the work because it shut down (the entries were then counted as discarded and, for a
     /// synchronous post, settled).

@@ -153,8 +153,8 @@ enum System {
 }
 
 /// A `pthread_mutex_t` with a `pthread_cond_t`, for the few places that must block until a
-/// condition holds (a full port's senders, a waiter with no run loop). Everything else uses
-/// `Synchronization.Mutex`, which has no condition variable.
+/// condition holds (a full port's senders, a waiter with no run loop). Everything else locks with
+/// ``TracedMutex`` (on a ``LockWord``), which has no condition variable.
 ///
 /// Thread-safety: fully thread-safe; that is its purpose.
 final class ConditionLock: @unchecked Sendable {

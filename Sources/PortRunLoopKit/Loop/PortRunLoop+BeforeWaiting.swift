@@ -28,12 +28,6 @@ extension PortRunLoop {
         beforeWaitingObservers.append(observer)
     }
 
-    /// Removes `observer` (owner thread only).
-    func removeBeforeWaitingObserver(_ observer: BeforeWaitingObserver) {
-        preconditionOnLoopThread("PortRunLoop.removeBeforeWaitingObserver")
-        beforeWaitingObservers.removeAll { $0 === observer }
-    }
-
     /// Called by `runSpecific` right before `waitForEvents` (only when observers exist). Returns true
     /// when a callout did work, in which case the run takes another turn instead of sleeping.
     func notifyBeforeWaiting(mode: RunLoop.Mode) -> Bool {
