@@ -3,8 +3,9 @@ import Logging
 import PortRunLoopKit
 import Testing
 
-/// `ThreadNotificationCenter.queuedDeliveryLimit`: a thread whose loop does not drain its
-/// deliveries (blocked, or never run) holds at most that many; the rest are counted and logged.
+/// `ThreadNotificationCenter.queuedDeliveryLimit`: with a limit, a thread whose loop does not drain
+/// its deliveries (blocked, or never run) holds at most that many, and the rest are counted and
+/// logged; without one (the default) nothing is dropped and a pile-up is reported once.
 @Suite(.timeLimit(.minutes(1))) struct NotificationQueueLimitTests {
     @Test func postsBeyondTheLimitAreDiscardedCountedAndLoggedOnce() throws {
         let recorder = LogRecorder()
@@ -31,8 +32,28 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
-    @Test func theDefaultLimitIsGenerousAndALimitBelowOneIsRefused() async {
-        #expect(ThreadNotificationCenter().queuedDeliveryLimit == ThreadNotificationCenter.defaultQueuedDeliveryLimit)
+    @Test func withoutALimitNothingIsDroppedAndAPileUpIsReportedOnce() throws {
+        let recorder = LogRecorder()
+        let center = ThreadNotificationCenter(logger: recorder.logger)
+        #expect(center.queuedDeliveryLimit == nil)
+        let observer = try RunLoopThread(name: "pile-up-observer")
+        defer { observer.stop() }
+        let seen = Locked(0)
+        let token = center.addObserver(forName: .init("piling"), on: observer.loop) { _ in seen.withLock { $0 += 1 } }
+        let count = ThreadNotificationCenter.pileUpWarningThreshold + 10
+        let release = holdLoop(observer) // a burst to a thread that is behind
+        for _ in 0..<count { center.post(name: .init("piling")) }
+        let warnings = recorder.entries.filter { $0.level == .warning }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?[LogKeys.loop] == "pile-up-observer")
+        release.fire()
+        try observer.loop.performAndWait {}
+        #expect(seen.withLock { $0 } == count)
+        #expect(center.queue(for: observer.loop).metrics.discarded == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test func aLimitBelowOneIsRefused() async {
         await #expect(processExitsWith: .failure) {
             _ = ThreadNotificationCenter(queuedDeliveryLimit: 0)
         }

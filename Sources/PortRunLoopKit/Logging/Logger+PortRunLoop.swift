@@ -20,6 +20,8 @@ enum LogKey {
     static let rejected = "portrunloop.rejected"
     /// Sends a full port rejected since the previous entry about it.
     static let rejectedSinceLastLog = "portrunloop.rejected_since_last_log"
+    /// How many entries are waiting.
+    static let queued = "portrunloop.queued"
     /// The port's queue limit.
     static let queueLimit = "portrunloop.queue_limit"
     /// A file descriptor.

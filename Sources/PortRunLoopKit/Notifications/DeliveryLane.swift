@@ -73,6 +73,8 @@ final class DeliveryLane: @unchecked Sendable {
         var batch: UInt64 = 1
         var drainPending = false
         var isDead = false
+        /// A pile-up was reported and the queue has not been drained below half the threshold since.
+        var pileUpWarned = false
 
         /// Retains `record` for the entries about to name it, once per batch.
         @inline(__always) mutating func pin(_ record: Unmanaged<ObserverRecord>) {
@@ -108,17 +110,34 @@ final class DeliveryLane: @unchecked Sendable {
 
     /// Where notifications discarded by a shut-down loop are logged (the center's logger).
     private let logger: Logger
-    /// The most entries the cross-thread queue holds (``ThreadNotificationCenter/queuedDeliveryLimit``).
+    /// The most entries the cross-thread queue holds (``ThreadNotificationCenter/queuedDeliveryLimit``;
+    /// `Int.max` without one).
     private let limit: Int
     /// Entries refused because the queue was at its limit, ever (for aggregated logging).
     private let overflowed = Atomic<Int>(0)
 
-    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters, logger: Logger, limit: Int) {
+    init(loop: PortRunLoop, modes: ModeSet, counters: QueueCounters, logger: Logger, limit: Int?) {
         self.loop = loop
         self.modes = modes
         self.counters = counters
         self.logger = logger
-        self.limit = limit
+        self.limit = limit ?? .max
+    }
+
+    /// With the lane's lock held, after appending: true when the queue just reached
+    /// ``ThreadNotificationCenter/pileUpWarningThreshold`` (once per pile-up; a drain that takes
+    /// the queue below half of it re-arms the warning).
+    @inline(__always) private static func pileUpReached(_ state: inout State) -> Bool {
+        guard !state.pileUpWarned, state.entries.count >= ThreadNotificationCenter.pileUpWarningThreshold else { return false }
+        state.pileUpWarned = true
+        return true
+    }
+
+    /// Logs a pile-up (a rare path: once per pile-up).
+    private func warnPileUp() {
+        logger.warning("Notifications are piling up for a thread whose loop does not drain them (is it running in the observations' modes?)", metadata: [
+            LogKey.loop: "\(loop.name)", LogKey.queued: "\(ThreadNotificationCenter.pileUpWarningThreshold)",
+        ])
     }
 
     /// Counts `count` entries refused at the limit and logs the first refusal, then one entry per
@@ -147,6 +166,8 @@ final class DeliveryLane: @unchecked Sendable {
     /// synchronous post, settled).
     func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
         var refused = 0
+        var pileUp = false
+        defer { if pileUp { warnPileUp() } }
         let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
             if state.isDead { return .dead }
             if state.entries.count + entries.count > limit {
@@ -158,6 +179,7 @@ final class DeliveryLane: @unchecked Sendable {
                 state.entries.append(entry)
             }
             counters.didEnqueue(entries.count)
+            pileUp = Self.pileUpReached(&state)
             if ticket != nil { return nil }
             return ensureDrainQueuedLocked(&state)
         }
@@ -192,6 +214,8 @@ final class DeliveryLane: @unchecked Sendable {
         }
         var rejected = 0
         var overflowCount = 0
+        var pileUp = false
+        defer { if pileUp { warnPileUp() } }
         let after = state.withLock { state -> AfterAppend in
             if state.isDead {
                 rejected = records.count(where: accepts)
@@ -213,6 +237,7 @@ final class DeliveryLane: @unchecked Sendable {
             }
             guard appended > 0 else { return .done }
             counters.didEnqueue(appended)
+            pileUp = Self.pileUpReached(&state)
             return ensureDrainQueuedLocked(&state)
         }
         if rejected > 0 { counters.didRejectAtOnce(rejected) } // as append(_:ticket:) counts them
@@ -270,6 +295,7 @@ final class DeliveryLane: @unchecked Sendable {
             let count = state.entries.count
             guard count > 0 else { return 0 }
             ownerBuffer.append(movingContentsOf: &state.entries)
+            state.pileUpWarned = false
             state.takePins(into: &pins)
             return count
         }

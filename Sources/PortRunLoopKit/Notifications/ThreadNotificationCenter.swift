@@ -78,34 +78,35 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let logger: Logger
 
-    /// The most deliveries that may wait for one thread (per set of observation modes) before
-    /// further asynchronous posts to it are discarded: see ``queuedDeliveryLimit``.
+    /// How many deliveries may wait for one thread (per set of observation modes) before the
+    /// center's logger is warned that they are piling up: once per pile-up, with the count and the
+    /// loop's name (an observer added with the default `on: .current` from a thread that never runs
+    /// its loop keeps every post until it does).
     ///
     /// Thread-safety: a constant.
-    public static let defaultQueuedDeliveryLimit = 100_000
+    public static let pileUpWarningThreshold = 100_000
 
     /// How many cross-thread deliveries may wait for one observer thread (per set of observation
-    /// modes) at once. A thread whose loop never runs in its observations' modes (an observer added
-    /// with the default `on: .current` from a thread that never runs its loop, say) would otherwise
-    /// keep every post forever. Beyond the limit a delivery is not queued: it is counted as
-    /// discarded in that thread's ``ThreadNotificationQueue/metrics``, logged at `.warning`
-    /// (aggregated: the first, then one entry per 1,024), and a `postAndWait` counts it as not
-    /// delivered.
+    /// modes) at once; nil (the default): no limit. A burst to a thread that is merely behind is
+    /// not a reason to lose notifications, so none are dropped unless a limit is set; a thread whose
+    /// loop does not drain is reported instead (``pileUpWarningThreshold``). With a limit, a
+    /// delivery beyond it is not queued: it is counted as discarded in that thread's
+    /// ``ThreadNotificationQueue/metrics``, logged at `.warning` (aggregated: the first, then one
+    /// entry per 1,024), and a `postAndWait` counts it as not delivered.
     ///
     /// Thread-safety: immutable; read from any thread.
-    public let queuedDeliveryLimit: Int
+    public let queuedDeliveryLimit: Int?
 
     /// A new, empty center.
     ///
     /// - Parameters:
     ///   - logger: see ``logger``. The default logs nothing.
-    ///   - queuedDeliveryLimit: see ``queuedDeliveryLimit``; at least 1.
+    ///   - queuedDeliveryLimit: see ``queuedDeliveryLimit``; nil or at least 1.
     ///
     /// Thread-safety: any thread.
-    public init(logger: Logger = .portRunLoopDisabled,
-                queuedDeliveryLimit: Int = ThreadNotificationCenter.defaultQueuedDeliveryLimit) {
-        precondition(queuedDeliveryLimit >= 1,
-                     "ThreadNotificationCenter: queuedDeliveryLimit must be at least 1, got \(queuedDeliveryLimit)")
+    public init(logger: Logger = .portRunLoopDisabled, queuedDeliveryLimit: Int? = nil) {
+        precondition((queuedDeliveryLimit ?? 1) >= 1,
+                     "ThreadNotificationCenter: queuedDeliveryLimit must be at least 1, got \(queuedDeliveryLimit ?? 0)")
         self.logger = logger
         self.queuedDeliveryLimit = queuedDeliveryLimit
     }

@@ -47,7 +47,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     /// The center's ``ThreadNotificationCenter/logger``, for the lanes.
     private let logger: Logger
     /// The center's ``ThreadNotificationCenter/queuedDeliveryLimit``, for the lanes.
-    private let deliveryLimit: Int
+    private let deliveryLimit: Int?
 
     init(loop: PortRunLoop, center: ThreadNotificationCenter) {
         self.loop = loop
