@@ -235,15 +235,12 @@ extension PortRunLoop {
             if let payload = envelope.payload {
                 message.components = payload.components
                 message.replyPort = payload.replyPort
-                withCallerContext(payload.context, ambient: ambient) { deliver(message) }
-            } else {
-                if message.replyPort != nil || !message.components.isEmpty {
-                    // A pure signal after a message that carried something.
-                    message.components = []
-                    message.replyPort = nil
-                }
-                withCallerContext(nil, ambient: ambient) { deliver(message) }
+            } else if message.replyPort != nil || !message.components.isEmpty {
+                // A pure signal after a message that carried something.
+                message.components = []
+                message.replyPort = nil
             }
+            withCallerContext(envelope.payload?.context, ambient: ambient) { deliver(message) }
             port.deliveredCounter.increment()
             messagesDelivered.increment()
             delivered = true

@@ -1,5 +1,4 @@
 import Foundation
-import ServiceContextModule
 
 /// One observation registered with a ``ThreadNotificationCenter``: what it matches, where it is
 /// delivered, and the gate that makes removal exact.
@@ -71,10 +70,8 @@ final class ObserverRecord: @unchecked Sendable {
     func deliver(_ box: NotificationBox, restoringContext: Bool = false) -> Bool {
         guard gate.tryEnter() else { return false }
         defer { gate.exit() }
-        if restoringContext, let context = box.context {
-            return ServiceContext.withValue(context) { callHandler(box) }
-        }
-        return callHandler(box)
+        guard restoringContext else { return callHandler(box) }
+        return loop.withCallerContext(box.context, ambient: false) { callHandler(box) }
     }
 
     @inline(__always) private func callHandler(_ box: NotificationBox) -> Bool {

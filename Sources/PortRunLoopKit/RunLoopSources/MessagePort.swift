@@ -224,9 +224,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
                 state.rejectedFull += 1
                 let rejectedFull = state.rejectedFull
                 let loop = state.loop
+                let limit = state.limit
                 unlock()
                 if rejectedFull == 1 || rejectedFull % MessagePort.rejectionLogInterval == 0 {
-                    logRejections(total: rejectedFull, loop: loop, doorbell: doorbell)
+                    logRejections(total: rejectedFull, limit: limit, loop: loop, doorbell: doorbell)
                 }
                 return false
             }
@@ -260,13 +261,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Logs that the port stayed full for `total` rejected sends so far (a rare path: see
     /// ``rejectionLogInterval``).
-    private func logRejections(total: Int, loop: PortRunLoop?, doorbell: Bool) {
+    private func logRejections(total: Int, limit: Int, loop: PortRunLoop?, doorbell: Bool) {
         let since = total == 1 ? 1 : min(total - 1, MessagePort.rejectionLogInterval)
         logger(loop: loop).log(level: doorbell ? .debug : .warning,
                                doorbell ? "MessagePort doorbell signals dropped (one is already queued)"
                                         : "MessagePort stayed full; sends were rejected", metadata: [
             LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.rejected: "\(total)",
-            LogKey.rejectedSinceLastLog: "\(since)", LogKey.queueLimit: "\(queueLimit)",
+            LogKey.rejectedSinceLastLog: "\(since)", LogKey.queueLimit: "\(limit)",
         ])
     }
 
