@@ -87,9 +87,9 @@ let package = Package(
         // The second process of the cross-process scenarios: serves one transport, or sends bursts
         // on command (see its main.swift). Built beside the benchmarks by Scripts/run-benchmarks.sh.
         .executableTarget(
-            name: "CrossProcessPeer",
+            name: "CrossProcessBenchPeer",
             dependencies: ["BenchSupport", "NIOPeer", "CBenchNative"],
-            path: "Sources/CrossProcessPeer"
+            path: "Sources/CrossProcessBenchPeer"
         ),
         .executableTarget(
             name: "PortRunLoopGuards",

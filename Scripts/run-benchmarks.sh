@@ -36,7 +36,7 @@ cat "$out/machine.txt"
 "$root/Scripts/install-deps.sh" dbus libdbus-1-dev
 cd "$root/Benchmarks"
 # The cross-process scenarios start this second process; it must sit beside the benchmark binary.
-swift build -c release --product CrossProcessPeer
+swift build -c release --product CrossProcessBenchPeer
 run() { # label, then an optional command prefix (taskset)
     local label=$1; shift
     echo "== $label run =="

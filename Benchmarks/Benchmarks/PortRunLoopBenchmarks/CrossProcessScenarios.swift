@@ -2,7 +2,7 @@ import BenchSupport
 import NIOPeer
 
 /// The cross-process scenarios (Docs/Benchmarks.md, "Cross-process"): a server in a second process
-/// (`CrossProcessPeer`), round trips and bursts from one or four senders, every transport side by
+/// (`CrossProcessBenchPeer`), round trips and bursts from one or four senders, every transport side by
 /// side in one run.
 ///
 /// Thread-safety: call from the benchmark registration closure only.

@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
 
-/// One transport of the cross-process scenarios: the `CrossProcessPeer` argument that serves it,
+/// One transport of the cross-process scenarios: the `CrossProcessBenchPeer` argument that serves it,
 /// and how to connect a client to the address the fixture made for it.
 ///
 /// Thread-safety: `Sendable` value.
@@ -10,7 +10,7 @@ public struct CrossProcessTransport: Sendable {
     ///
     /// Thread-safety: immutable.
     public let name: String
-    /// The transport argument of `CrossProcessPeer serve|send`.
+    /// The transport argument of `CrossProcessBenchPeer serve|send`.
     ///
     /// Thread-safety: immutable.
     public let peerArgument: String
@@ -60,8 +60,8 @@ extension Scenarios {
 
     /// Registers `CrossProcess.RoundTrip.<T>`, `CrossProcess.Throughput1P.<T>` and
     /// `CrossProcess.Throughput4P.<T>` for one transport: a server in a second process
-    /// (`CrossProcessPeer serve`), and as clients the benchmark's own thread (round trips, one
-    /// sender) or four sender processes (`CrossProcessPeer send`), 25,000 messages each.
+    /// (`CrossProcessBenchPeer serve`), and as clients the benchmark's own thread (round trips, one
+    /// sender) or four sender processes (`CrossProcessBenchPeer send`), 25,000 messages each.
     ///
     /// Thread-safety: call from the benchmark registration closure only.
     public static func crossProcess(_ transport: CrossProcessTransport) {
@@ -101,7 +101,7 @@ final class CrossProcessFixture {
     let burst: Int
 
     init(_ transport: CrossProcessTransport, senders count: Int) throws {
-        let peer = try PeerProcess.sibling("CrossProcessPeer")
+        let peer = try PeerProcess.sibling("CrossProcessBenchPeer")
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("portrunloop-bench-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,

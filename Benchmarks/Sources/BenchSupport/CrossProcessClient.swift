@@ -1,5 +1,5 @@
 /// The client half of one cross-process transport, in the benchmark process (or in a sender
-/// process, see `CrossProcessPeer`). Every transport carries the same exchange (see
+/// process, see `CrossProcessBenchPeer`). Every transport carries the same exchange (see
 /// `cbench_seqpacket.h`): echo ('E'), sink ('S') and flush ('F') messages.
 ///
 /// Thread-safety: not `Sendable` in spirit; one thread drives a client (`@unchecked Sendable` only so

@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A child process of the benchmark with a line protocol on its stdin and stdout: the
-/// cross-process peers (`CrossProcessPeer`) and the private `dbus-daemon`.
+/// cross-process peers (`CrossProcessBenchPeer`) and the private `dbus-daemon`.
 ///
 /// Thread-safety: one driving thread (`@unchecked Sendable` only so a fixture can hold it).
 public final class PeerProcess: @unchecked Sendable {

@@ -4,7 +4,7 @@ import NIOPosix
 
 /// SwiftNIO over a Unix-domain stream socket, the cross-process exchange of `cbench_seqpacket.h`
 /// framed with a 4-byte big-endian length (a stream has no message boundaries). The server half
-/// runs in `CrossProcessPeer serve nio PATH`, the client half in the benchmark or a sender process.
+/// runs in `CrossProcessBenchPeer serve nio PATH`, the client half in the benchmark or a sender process.
 enum NIOUnixFraming {
     static func frame(kind: UInt8, size: Int) -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: 4 + size)

@@ -1,6 +1,6 @@
 // The raw cross-process floor: AF_UNIX SOCK_SEQPACKET messages between two processes, with nothing
 // on top (no framing, naming, credits or loop). The server half runs in the peer process
-// (CrossProcessPeer), the client half in the benchmark.
+// (CrossProcessBenchPeer), the client half in the benchmark.
 //
 // The exchange every cross-process peer implements: a message's first byte is its kind:
 //   'E' echo   the server sends the same message back;

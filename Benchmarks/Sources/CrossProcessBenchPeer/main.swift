@@ -1,7 +1,7 @@
 // The second process of the cross-process benchmarks (Benchmarks/Sources/BenchSupport/CrossProcess.swift).
 //
-//   CrossProcessPeer serve raw|nio|dbus ADDRESS   serves the exchange; prints "ready" once it does
-//   CrossProcessPeer send raw|nio|dbus ADDRESS SIZE
+//   CrossProcessBenchPeer serve raw|nio|dbus ADDRESS   serves the exchange; prints "ready" once it does
+//   CrossProcessBenchPeer send raw|nio|dbus ADDRESS SIZE
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
 //       flush and prints "done"; exits at the end of stdin.
 // ADDRESS is a socket path (raw, nio) or a bus address (dbus).
@@ -11,7 +11,7 @@ import Foundation
 import NIOPeer
 
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("CrossProcessPeer: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("CrossProcessBenchPeer: \(message)\n".utf8))
     exit(2)
 }
 
