@@ -31,7 +31,7 @@ import Testing
     @Test func dbusMonitorSeesOurSignalWithTheDocumentedSignature() throws {
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
-        let monitor = try BusMonitor(address: fixture.bus.address,
+        let monitor = try StreamingProcess.monitor(address: fixture.bus.address,
                                      rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
         defer { monitor.stop() }
         // The monitor is ready once it prints what we post: post until it does (bounded).

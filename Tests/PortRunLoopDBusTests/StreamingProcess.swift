@@ -1,16 +1,17 @@
 import Foundation
 import Testing
 
-/// `dbus-monitor` against a private bus, its output collected as it comes; stopped by ``stop()``.
-final class BusMonitor: @unchecked Sendable {
+/// A child process (a probe, `dbus-monitor`) whose output is collected as it comes; killed by
+/// ``stop()`` if still running.
+final class StreamingProcess: @unchecked Sendable {
     private let process = Process()
     private let condition = NSCondition()
     private var text = "" // guarded by `condition`
     private let exited = DispatchSemaphore(value: 0)
 
-    init(address: String, rule: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-monitor")
-        process.arguments = ["--address", address, rule]
+    init(_ executable: URL, _ arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -43,6 +44,18 @@ final class BusMonitor: @unchecked Sendable {
             if !condition.wait(until: deadline) { return text.contains(needle) }
         }
         return true
+    }
+
+    /// `dbus-monitor` on a private bus, for signals matching `rule`.
+    static func monitor(address: String, rule: String) throws -> StreamingProcess {
+        try StreamingProcess(URL(fileURLWithPath: "/usr/bin/dbus-monitor"), ["--address", address, rule])
+    }
+
+    /// Waits for the process to exit, at most `seconds`; its status, or nil on timeout.
+    func waitForExit(seconds: Double) -> Int32? {
+        guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
+        exited.signal()
+        return process.terminationStatus
     }
 
     func stop() {
