@@ -82,7 +82,7 @@ extension BusNotificationCenter: TransportDelegate {
     }
 
     func deliverDisconnection(to record: BusObservationRecord) {
-        guard case .disconnection(let loop, let handler) = record.target else { return }
+        guard case .disconnection(let loop, let handler) = record.target, record.firstDisconnectionReport() else { return }
         run(on: loop, for: record) { handler(.disconnected) }
     }
 

@@ -66,7 +66,7 @@ final class WeakObserver: @unchecked Sendable {
 /// it holds while the center is suspended.
 ///
 /// Thread-safety: `@unchecked Sendable`: `filter`, `target`, `subscription` and `label` are
-/// immutable; `active` is guarded by its lock; `held` and `overflowReported` are touched on the
+/// immutable; `active` and `disconnectionReported` are guarded by their locks; `held` and `overflowReported` are touched on the
 /// center's loop thread only.
 final class BusObservationRecord: @unchecked Sendable {
     enum Filter {
@@ -88,6 +88,7 @@ final class BusObservationRecord: @unchecked Sendable {
     let subscription: TransportSubscriptionToken?
     let label: String
     private let active = Locked(true)
+    private let disconnectionReported = Locked(false)
     var held: [NotificationEnvelope] = []
     var overflowReported = false
 
@@ -106,6 +107,14 @@ final class BusObservationRecord: @unchecked Sendable {
         active.withLock { value in
             defer { value = false }
             return value
+        }
+    }
+
+    /// True the first time only (a disconnection observer hears once).
+    func firstDisconnectionReport() -> Bool {
+        disconnectionReported.withLock { reported in
+            defer { reported = true }
+            return !reported
         }
     }
 

@@ -56,6 +56,9 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
     }
 
     deinit {
+        // A private connection must be closed before its last reference goes (libdbus aborts
+        // otherwise); `close()` normally did it on the loop's thread.
+        if !state.withLock({ $0.closed }) { closeNow() }
         dbus_connection_unref(connection)
     }
 
@@ -156,7 +159,7 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         if !loop.perform({ self.closeNow() }) { closeNow() }
     }
 
-    private func closeNow() {
+    func closeNow() {
         let first = state.withLock { state -> Bool in
             defer { state.closed = true }
             return !state.closed
