@@ -4,7 +4,7 @@ import PortRunLoopKit
 import Testing
 
 /// A handler running on the center's own loop (inside the connection's dispatch) may observe,
-/// post, suspend and remove.
+/// and post (its `AddMatch` round trip runs inside the dispatch).
 @Suite(.timeLimit(.minutes(1))) struct BusReentrantHandlerTests {
     @Test func aHandlerOnTheCentersLoopMayObservePostAndRemove() throws {
         let fixture = try BusFixture()
