@@ -9,6 +9,8 @@
 //   BusNotificationProbe observe <bus-address> <name> <count>
 //     prints "ready" once observing, then exits 0 after <count> notifications, printing
 //     "received <count> ordered <true|false>" (ordered: each poster's seq kept increasing by 1).
+// <bus-address> may be "session" or "system": the session or system bus, whose address libdbus
+// takes from DBUS_SESSION_BUS_ADDRESS / DBUS_SYSTEM_BUS_ADDRESS.
 // Exits 2 on a usage or bus error, 3 when it does not finish within 60 seconds (a safety bound).
 import Foundation
 import PortRunLoopDBus
@@ -36,7 +38,12 @@ Thread.detachNewThread {
 
 let center: BusNotificationCenter
 do {
-    center = try BusNotificationCenter(endpoint: .dbus(address: address), loop: .main)
+    let endpoint: BusEndpoint = switch address {
+    case "session": .session
+    case "system": .system
+    default: .dbus(address: address)
+    }
+    center = try BusNotificationCenter(endpoint: endpoint, loop: .main)
 } catch {
     fail("\(error)", status: 2)
 }

@@ -7,10 +7,10 @@ import Testing
 /// (Sources/BusNotificationProbe), which `swift build` / `swift test` build next to the test bundle,
 /// runs a center on its own main thread's `PortRunLoop.main`.
 @Suite(.timeLimit(.minutes(2))) struct BusNotificationTwoProcessTests {
-    private func probe(_ arguments: [String]) throws -> StreamingProcess {
+    private func probe(_ arguments: [String], environment: [String: String] = [:]) throws -> StreamingProcess {
         let url = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("BusNotificationProbe")
         try #require(FileManager.default.isExecutableFile(atPath: url.path), "BusNotificationProbe was not built at \(url.path)")
-        return try StreamingProcess(url, arguments)
+        return try StreamingProcess(url, arguments, environment: environment)
     }
 
     @Test func anotherProcessReceivesWhatThisOnePosts() throws {
@@ -22,6 +22,20 @@ import Testing
         for seq in 0..<5 { try fixture.center.post(name: .init("cross.process"), userInfo: ["poster": "test", "seq": seq]) }
         #expect(observer.waitForExit(seconds: 30) == 0, "\(observer.output)")
         #expect(observer.output.contains("received 5 ordered true"), "\(observer.output)")
+    }
+
+    /// `.session` and `.system` find their bus through libdbus's environment variables (pointed here
+    /// at the private daemon, in the probe's environment only).
+    @Test(arguments: [("session", "DBUS_SESSION_BUS_ADDRESS"), ("system", "DBUS_SYSTEM_BUS_ADDRESS")])
+    func sessionAndSystemEndpointsUseTheirBusAddress(endpoint: String, variable: String) throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let observer = try probe(["observe", endpoint, "by.endpoint", "1"], environment: [variable: fixture.bus.address])
+        defer { observer.stop() }
+        #expect(observer.wait(for: "ready", seconds: 30), "\(observer.output)")
+        try fixture.center.post(name: .init("by.endpoint"), userInfo: ["poster": "test", "seq": 0])
+        #expect(observer.waitForExit(seconds: 30) == 0, "\(observer.output)")
+        #expect(observer.output.contains("received 1 ordered true"), "\(observer.output)")
     }
 
     @Test func twoProcessesPostTenThousandEachNoneLostOrderKept() throws {
