@@ -37,7 +37,7 @@ extension BusNotificationCenter: TransportDelegate {
                     if !record.overflowReported {
                         record.overflowReported = true
                         logger.warning("BusNotificationCenter: a held observation is full; later notifications are discarded until resumed",
-                                       metadata: ["observation": "\(record.label)", "limit": "\(heldNotificationLimit)"])
+                                       metadata: [BusLogKey.observation: "\(record.label)", BusLogKey.holdLimit: "\(heldNotificationLimit)"])
                     }
                 }
             case .deliverImmediately:
@@ -66,7 +66,7 @@ extension BusNotificationCenter: TransportDelegate {
     func transportDroppedMalformed(from sender: String, reason: String) {
         state.withLock { $0.metrics.malformedDropped += 1 }
         logger.warning("BusNotificationCenter dropped a malformed notification", metadata: [
-            "sender": "\(sender)", "reason": "\(reason)",
+            BusLogKey.sender: "\(sender)", BusLogKey.reason: "\(reason)",
         ])
     }
 
@@ -76,7 +76,7 @@ extension BusNotificationCenter: TransportDelegate {
             return (state.observations, !state.disconnectionLogged)
         }
         if first {
-            logger.error("BusNotificationCenter lost its bus connection", metadata: ["endpoint": "\(endpoint)"])
+            logger.error("BusNotificationCenter lost its bus connection", metadata: [BusLogKey.endpoint: "\(endpoint)"])
         }
         for record in records { deliverDisconnection(to: record) }
     }

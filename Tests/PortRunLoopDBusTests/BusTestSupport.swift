@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PortRunLoopDBus
 import PortRunLoopKit
 
@@ -49,11 +50,12 @@ final class BusFixture: @unchecked Sendable {
     let thread: RunLoopThread
     let center: BusNotificationCenter
 
-    init(heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit, bus: PrivateBus? = nil) throws {
+    init(heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit, bus: PrivateBus? = nil,
+         logger: Logger = BusNotificationCenter.disabledLogger) throws {
         self.bus = try bus ?? PrivateBus()
         thread = try RunLoopThread(name: "bus-center")
         center = try BusNotificationCenter(endpoint: self.bus.endpoint, loop: thread.loop,
-                                           heldNotificationLimit: heldNotificationLimit)
+                                           logger: logger, heldNotificationLimit: heldNotificationLimit)
     }
 
     /// Another center on the same bus, on the same loop thread (another "process" on the bus).

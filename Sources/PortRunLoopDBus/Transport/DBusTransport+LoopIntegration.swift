@@ -78,7 +78,7 @@ extension DBusTransport {
             }
             state.withLock { $0.watches[watch] = source }
         } catch {
-            logger.warning("D-Bus connection socket could not be watched", metadata: ["error": "\(error)", "fd": "\(fd)"])
+            logger.warning("D-Bus connection socket could not be watched", metadata: [BusLogKey.error: "\(error)", BusLogKey.fileDescriptor: "\(fd)"])
         }
     }
 
