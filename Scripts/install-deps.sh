@@ -11,7 +11,7 @@ command -v pkg-config >/dev/null 2>&1 || want+=(pkg-config)
 # PortRunLoopDBus: libdbus-1's headers, and the daemon and tools its tests start (dbus-daemon,
 # dbus-send, dbus-monitor).
 pkg-config --exists dbus-1 2>/dev/null || want+=(libdbus-1-dev)
-command -v dbus-daemon >/dev/null 2>&1 && command -v dbus-send >/dev/null 2>&1 || want+=(dbus dbus-bin dbus-daemon)
+command -v dbus-daemon >/dev/null 2>&1 && command -v dbus-send >/dev/null 2>&1 || want+=(dbus)
 for extra in "$@"; do
   dpkg-query -W -f='${Status}' "$extra" 2>/dev/null | grep -q "install ok installed" || want+=("$extra")
 done
