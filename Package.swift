@@ -11,6 +11,9 @@ let package = Package(
         // Loop and notification-queue counters as swift-metrics counters, gauges and timers
         // (the core does not depend on swift-metrics).
         .library(name: "PortRunLoopMetrics", targets: ["PortRunLoopMetrics"]),
+        // Distributed notifications between processes over D-Bus, delivered on a chosen loop
+        // (the core does not depend on libdbus).
+        .library(name: "PortRunLoopDBus", targets: ["PortRunLoopDBus"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
@@ -112,6 +115,34 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .systemLibrary(
+            name: "CDBus",
+            path: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(
+            name: "PortRunLoopDBus",
+            dependencies: [
+                "CDBus",
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A program that posts or observes distributed notifications per its arguments
+        // (BusNotificationTwoProcessTests runs two of them against a private dbus-daemon).
+        .executableTarget(
+            name: "BusNotificationProbe",
+            dependencies: ["PortRunLoopDBus", "PortRunLoopKit"]
+        ),
+        .testTarget(
+            name: "PortRunLoopDBusTests",
+            dependencies: [
+                "PortRunLoopDBus",
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

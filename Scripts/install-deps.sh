@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's headers and pkg-config),
+# Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's and libdbus-1's headers,
+# pkg-config, and dbus-daemon/dbus-send/dbus-monitor for the D-Bus tests),
 # plus any extra apt packages named as arguments (e.g. valgrind, libjemalloc-dev). Idempotent:
 # installs nothing that is already there.
 set -euo pipefail
@@ -7,6 +8,10 @@ set -euo pipefail
 want=()
 pkg-config --exists libevent_pthreads 2>/dev/null || want+=(libevent-dev)
 command -v pkg-config >/dev/null 2>&1 || want+=(pkg-config)
+# PortRunLoopDBus: libdbus-1's headers, and the daemon and tools its tests start (dbus-daemon,
+# dbus-send, dbus-monitor).
+pkg-config --exists dbus-1 2>/dev/null || want+=(libdbus-1-dev)
+command -v dbus-daemon >/dev/null 2>&1 && command -v dbus-send >/dev/null 2>&1 || want+=(dbus)
 for extra in "$@"; do
   dpkg-query -W -f='${Status}' "$extra" 2>/dev/null | grep -q "install ok installed" || want+=("$extra")
 done

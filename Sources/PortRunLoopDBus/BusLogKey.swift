@@ -1,0 +1,19 @@
+/// The metadata keys ``BusNotificationCenter`` logs with (Docs/DistributedNotifications.md).
+///
+/// Thread-safety: constants.
+enum BusLogKey {
+    /// The unique bus name of the program that sent a dropped message.
+    static let sender = "portrunloop.bus.sender"
+    /// Why a message was dropped.
+    static let reason = "portrunloop.bus.reason"
+    /// The center's ``BusEndpoint``.
+    static let endpoint = "portrunloop.bus.endpoint"
+    /// The observation concerned (its description).
+    static let observation = "portrunloop.bus.observation"
+    /// ``BusNotificationCenter/heldNotificationLimit``.
+    static let holdLimit = "portrunloop.bus.hold_limit"
+    /// The error an operation failed with (the core's key).
+    static let error = "portrunloop.error"
+    /// A file descriptor (the core's key).
+    static let fileDescriptor = "portrunloop.fd"
+}

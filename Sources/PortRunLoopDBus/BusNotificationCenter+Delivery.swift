@@ -1,0 +1,132 @@
+import Foundation
+import PortRunLoopKit
+
+extension BusNotificationCenter: TransportDelegate {
+    /// A notification from the bus (loop thread): each matching observation gets it now, or per its
+    /// suspension behaviour.
+    func transportReceived(_ envelope: NotificationEnvelope) {
+        let records = state.withLock { state in
+            state.metrics.received += 1
+            return state.observations
+        }
+        let suspended = loopState.suspended
+        var delivered = 0, dropped = 0, coalesced = 0, overflowed = 0
+        for record in records where record.wants(envelope) {
+            let behavior = record.behavior ?? .coalesce
+            if !suspended || envelope.deliverImmediately || behavior == .deliverImmediately {
+                delivered += flushHeld(record)
+                deliver(envelope, to: record)
+                delivered += 1
+                continue
+            }
+            switch behavior {
+            case .drop:
+                dropped += 1
+            case .coalesce:
+                let key = envelope.coalescingKey
+                if let index = record.held.firstIndex(where: { $0.coalescingKey == key }) {
+                    record.held.remove(at: index)
+                    coalesced += 1
+                }
+                record.held.append(envelope)
+            case .hold:
+                if record.held.count < heldNotificationLimit {
+                    record.held.append(envelope)
+                } else {
+                    overflowed += 1
+                    if !record.overflowReported {
+                        record.overflowReported = true
+                        logger.warning("BusNotificationCenter: a held observation is full; later notifications are discarded until resumed",
+                                       metadata: [BusLogKey.observation: "\(record.label)", BusLogKey.holdLimit: "\(heldNotificationLimit)"])
+                    }
+                }
+            case .deliverImmediately:
+                break // handled above
+            }
+        }
+        if delivered + dropped + coalesced + overflowed > 0 {
+            state.withLock { state in
+                state.metrics.delivered += delivered
+                state.metrics.droppedWhileSuspended += dropped
+                state.metrics.coalesced += coalesced
+                state.metrics.heldOverflow += overflowed
+            }
+        }
+    }
+
+    func transportReceived(_ signal: BusSignal) {
+        let records = state.withLock { $0.observations }
+        for record in records {
+            guard case .signals(let rule) = record.filter, rule.matches(signal),
+                  case .signal(let loop, let handler) = record.target else { continue }
+            run(on: loop, for: record) { handler(signal) }
+        }
+    }
+
+    func transportDroppedMalformed(from sender: String, reason: String) {
+        state.withLock { $0.metrics.malformedDropped += 1 }
+        logger.warning("BusNotificationCenter dropped a malformed notification", metadata: [
+            BusLogKey.sender: "\(sender)", BusLogKey.reason: "\(reason)",
+        ])
+    }
+
+    func transportDisconnected() {
+        let (records, first) = state.withLock { state in
+            defer { state.disconnectionLogged = true }
+            return (state.observations, !state.disconnectionLogged)
+        }
+        if first {
+            logger.error("BusNotificationCenter lost its bus connection", metadata: [BusLogKey.endpoint: "\(endpoint)"])
+        }
+        for record in records { deliverDisconnection(to: record) }
+    }
+
+    func deliverDisconnection(to record: BusObservationRecord) {
+        guard case .disconnection(let loop, let handler) = record.target, record.firstDisconnectionReport() else { return }
+        run(on: loop, for: record) { handler(.disconnected) }
+    }
+
+    /// Delivers what `record` held (loop thread), in arrival order; returns how many.
+    func flushHeld(_ record: BusObservationRecord) -> Int {
+        record.overflowReported = false
+        guard !record.held.isEmpty else { return 0 }
+        let held = record.held
+        record.held.removeAll()
+        for envelope in held { deliver(envelope, to: record) }
+        return held.count
+    }
+
+    /// Hands `envelope` to `record`'s target.
+    func deliver(_ envelope: NotificationEnvelope, to record: BusObservationRecord) {
+        switch record.target {
+        case .handler(let loop, let handler):
+            run(on: loop, for: record) { handler(envelope.notification) }
+        case .observer(let loop, let box, let handler):
+            run(on: loop, for: record) { [weak self] in
+                guard let observer = box.object else {
+                    self?.end(record)
+                    return
+                }
+                handler(observer, envelope.notification)
+            }
+        case .forward(let center):
+            guard record.isActive else { return }
+            center.post(envelope.notification)
+        case .signal, .disconnection:
+            break
+        }
+    }
+
+    /// Runs `body` on `loop`'s thread if `record` is still active then: inline when that is the
+    /// current thread (the center's loop delivering to itself), else queued in order.
+    func run(on loop: PortRunLoop, for record: BusObservationRecord, _ body: @escaping @Sendable () -> Void) {
+        if loop.isCurrentThread {
+            if record.isActive { body() }
+            return
+        }
+        loop.perform {
+            guard record.isActive else { return }
+            body()
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import PortRunLoopKit
+
+/// Notifications broadcast between processes over D-Bus, delivered on a chosen ``PortRunLoop``:
+/// the counterpart of Apple's `DistributedNotificationCenter`, which swift-corelibs-foundation
+/// does not provide.
+///
+/// - **Posting** (``post(name:object:userInfo:deliverImmediately:)``) from any thread sends a D-Bus
+///   signal every observing process receives, this one included (Docs/DistributedNotifications.md
+///   has the wire format, so `dbus-send`, `gdbus` or Python can post and observe too). Bad input
+///   is a typed error at the call.
+/// - **Observing** by name and object string, with a closure, an observer object held weakly, or by
+///   forwarding into a ``ThreadNotificationCenter``; delivered on the observation's loop (default
+///   ``PortRunLoop/main``, as Apple delivers on the main thread). Any D-Bus signal can be observed
+///   by match rule (``addSignalObserver(matching:on:using:)``).
+/// - **Suspension** (``suspended``) with Apple's per-observation ``BusSuspensionBehavior``s.
+/// - **The connection** runs on ``loop``: its socket and timeouts are that loop's sources, no thread
+///   of its own. Losing the bus is reported (``isConnected``, ``addDisconnectionObserver(on:using:)``)
+///   and makes later calls throw ``BusNotificationError/disconnected``; nothing waits for a dead bus.
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread. Handlers run on their
+/// observation's loop thread; the connection is serviced on ``loop``'s thread, which must run
+/// (``PortRunLoop/run()``) for anything to be received.
+public final class BusNotificationCenter: @unchecked Sendable {
+    /// The bus this center is connected to.
+    ///
+    /// Thread-safety: immutable.
+    public let endpoint: BusEndpoint
+    /// The loop whose thread runs the bus connection (its sources), applies suspension and hands
+    /// notifications to observations.
+    ///
+    /// Thread-safety: immutable.
+    public let loop: PortRunLoop
+    /// Where the center logs dropped malformed notifications (`.warning`, per notification, with
+    /// the sender), hold overflows (`.warning`, once per observation and suspension) and the loss
+    /// of the bus (`.error`, once). Nothing is logged per delivered notification.
+    ///
+    /// Thread-safety: immutable.
+    public let logger: Logger
+    /// How many notifications one `.hold` observation keeps while the center is suspended; later
+    /// ones are discarded and counted (``BusNotificationCenterMetrics/heldOverflow``).
+    ///
+    /// Thread-safety: immutable.
+    public let heldNotificationLimit: Int
+    /// How long a call that waits for the bus (adding an observation: `AddMatch`) may take, and how
+    /// long a call from another thread waits for ``loop`` to take it.
+    ///
+    /// Thread-safety: immutable.
+    public let callTimeout: Duration
+
+    /// The default ``heldNotificationLimit``.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultHeldNotificationLimit = 10_000
+
+    /// The longest notification name or object, in UTF-8 bytes, a post accepts.
+    ///
+    /// Thread-safety: a constant.
+    public static let maximumNameLength = 16_384
+
+    let transport: any NotificationTransport
+
+    struct State {
+        var observations: [BusObservationRecord] = []
+        var metrics = BusNotificationCenterMetrics()
+        /// What ``suspended`` was last set to (applied on the loop's thread).
+        var requestedSuspension = false
+        var disconnectionLogged = false
+    }
+
+    let state = Locked(State())
+
+    /// The suspension in effect, read and written on ``loop``'s thread only.
+    final class LoopState {
+        var suspended = false
+    }
+
+    nonisolated(unsafe) let loopState = LoopState()
+
+    /// Connects to `endpoint` (blocking the calling thread for the connection and the bus's
+    /// `Hello`) and services the connection on `loop`.
+    ///
+    /// - Parameters:
+    ///   - endpoint: ``BusEndpoint/session`` (default), ``BusEndpoint/system``, or an address.
+    ///   - loop: the loop that runs the connection (default: ``PortRunLoop/main``).
+    ///   - logger: see ``logger``; the default logs nothing.
+    ///   - heldNotificationLimit: see ``heldNotificationLimit``; at least 1.
+    ///   - callTimeout: see ``callTimeout``; positive.
+    /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the bus cannot be reached.
+    ///
+    /// Thread-safety: any thread.
+    public init(endpoint: BusEndpoint = .session, loop: PortRunLoop = .main, logger: Logger = BusNotificationCenter.disabledLogger,
+                heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
+                callTimeout: Duration = .seconds(5)) throws(BusNotificationError) {
+        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
+        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
+        self.endpoint = endpoint
+        self.loop = loop
+        self.logger = logger
+        self.heldNotificationLimit = heldNotificationLimit
+        self.callTimeout = callTimeout
+        let transport = try DBusTransport(endpoint: endpoint, loop: loop, logger: logger, timeout: callTimeout)
+        self.transport = transport
+        transport.start(delegate: self)
+    }
+
+    deinit {
+        transport.close()
+    }
+
+    /// A logger that logs nothing (the default).
+    ///
+    /// Thread-safety: a constant.
+    public static let disabledLogger = Logger(label: "PortRunLoopDBus", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The connection's unique name on the bus (e.g. `:1.42`): the `sender` of what it posts.
+    ///
+    /// Thread-safety: immutable.
+    public var uniqueName: String? { transport.localName }
+
+    /// False once the bus connection is gone (the daemon exited or the center was closed).
+    ///
+    /// Thread-safety: any thread.
+    public var isConnected: Bool { transport.isConnected }
+
+    /// The center's counts so far.
+    ///
+    /// Thread-safety: any thread.
+    public var metrics: BusNotificationCenterMetrics { state.withLock { $0.metrics } }
+
+    // MARK: Posting
+
+    /// Broadcasts a notification to every process observing it on the bus, this one included.
+    ///
+    /// - Parameters:
+    ///   - name: not empty, no NUL, at most ``maximumNameLength`` UTF-8 bytes.
+    ///   - object: an optional string (Apple's distributed object is a string too): no NUL, at most
+    ///     ``maximumNameLength`` bytes; nil travels as the empty string, so `""` arrives as nil.
+    ///   - userInfo: a property list with `String` keys: strings, integers, doubles, bools, `Data`,
+    ///     arrays and dictionaries of them (Docs/DistributedNotifications.md has the mapping).
+    ///   - deliverImmediately: deliver even to observations of a suspended center, whatever their
+    ///     ``BusSuspensionBehavior``.
+    /// - Throws: ``BusNotificationError/invalidName(_:)``, ``BusNotificationError/invalidObject(_:)``,
+    ///   ``BusNotificationError/unsupportedUserInfoValue(keyPath:type:)`` (nothing is sent), or
+    ///   ``BusNotificationError/disconnected``.
+    ///
+    /// Posts from one thread are sent, and received by every observer, in call order. The call does
+    /// not wait for the bus: it queues the signal on ``loop``, which sends it.
+    ///
+    /// Thread-safety: any thread.
+    public func post(name: Notification.Name, object: String? = nil, userInfo: [AnyHashable: Any]? = nil,
+                     deliverImmediately: Bool = false) throws(BusNotificationError) {
+        try Self.validate(name: name.rawValue)
+        if let object { try Self.validate(object: object) }
+        let envelope = NotificationEnvelope(name: name.rawValue, object: object, userInfo: userInfo,
+                                            deliverImmediately: deliverImmediately)
+        try transport.post(envelope)
+        state.withLock { $0.metrics.posted += 1 }
+    }
+
+    static func validate(name: String) throws(BusNotificationError) {
+        if name.isEmpty { throw .invalidName("empty") }
+        if name.utf8.contains(0) { throw .invalidName("contains NUL") }
+        if name.utf8.count > maximumNameLength { throw .invalidName("longer than \(maximumNameLength) bytes") }
+    }
+
+    static func validate(object: String) throws(BusNotificationError) {
+        if object.utf8.contains(0) { throw .invalidObject("contains NUL") }
+        if object.utf8.count > maximumNameLength { throw .invalidObject("longer than \(maximumNameLength) bytes") }
+    }
+
+    // MARK: Closing
+
+    /// Closes the bus connection: observations end, later posts throw
+    /// ``BusNotificationError/disconnected``. Runs on ``loop`` (queued there from another thread).
+    /// Also done when the center is released. Idempotent.
+    ///
+    /// Thread-safety: any thread.
+    public func close() {
+        let records = state.withLock { state in
+            defer { state.observations.removeAll() }
+            return state.observations
+        }
+        records.forEach { $0.deactivate() }
+        transport.close()
+    }
+}

@@ -1,0 +1,190 @@
+import CDBus
+import Foundation
+import Logging
+import PortRunLoopKit
+
+/// The D-Bus transport: one private libdbus connection embedded in a ``PortRunLoop``.
+///
+/// The connection's sockets are the loop's fd sources and its timeouts the loop's timers
+/// (DBusWatch → ``PortRunLoop/watch(fileDescriptor:for:inModes:handler:)``, DBusTimeout →
+/// ``RunLoopTimer``), and incoming messages are dispatched on the loop's thread right after the
+/// socket was read. The connection is opened on the caller's thread (libdbus is initialised for
+/// threads); from then on every libdbus call on it is made on the loop's thread: posts and
+/// subscriptions from other threads hop there.
+///
+/// Notifications are signals in ``NotificationWireFormat``; a subscription is a D-Bus match rule
+/// (`AddMatch`, waited for, so that it is in effect when ``subscribe(_:)`` returns).
+///
+/// Thread-safety: `@unchecked Sendable`. `connection` is a libdbus connection used on `loop`'s
+/// thread only after `init` (see above); `state` is guarded by its own lock; `loopState` is read and
+/// written on `loop`'s thread only.
+final class DBusTransport: NotificationTransport, @unchecked Sendable {
+    let loop: PortRunLoop
+    let logger: Logger
+    let timeoutMilliseconds: Int32
+    let connection: OpaquePointer
+    let localName: String?
+
+    struct State {
+        /// The loop sources standing for libdbus's enabled watches and timeouts, by their pointer.
+        var watches: [OpaquePointer: FileDescriptorSource] = [:]
+        var timeouts: [OpaquePointer: RunLoopTimer] = [:]
+        var connected = true
+        var closed = false
+        weak var delegate: (any TransportDelegate)?
+    }
+
+    let state = Locked(State())
+
+    /// Loop-thread-only flags.
+    final class LoopState {
+        var drainScheduled = false
+    }
+
+    nonisolated(unsafe) let loopState = LoopState()
+
+    /// How many messages one drain dispatches before it lets the loop serve its other sources.
+    static let dispatchBudget = 256
+
+    init(endpoint: BusEndpoint, loop: PortRunLoop, logger: Logger, timeout: Duration) throws(BusNotificationError) {
+        self.loop = loop
+        self.logger = logger
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        self.timeoutMilliseconds = Int32(clamping: max(milliseconds, 1))
+        self.connection = try DBusCall.connect(to: endpoint)
+        self.localName = dbus_bus_get_unique_name(connection).map { String(cString: $0) }
+    }
+
+    deinit {
+        // A private connection must be closed before its last reference goes (libdbus aborts
+        // otherwise); `close()` normally did it on the loop's thread.
+        if !state.withLock({ $0.closed }) { closeNow() }
+        dbus_connection_unref(connection)
+    }
+
+    var isConnected: Bool { state.withLock { $0.connected && !$0.closed } }
+
+    var delegate: (any TransportDelegate)? { state.withLock { $0.delegate } }
+
+    func start(delegate: any TransportDelegate) {
+        state.withLock { $0.delegate = delegate }
+        installLoopIntegration()
+        scheduleDrain()
+    }
+
+    // MARK: Posting
+
+    func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
+        let userInfo = try PropertyListCoding.encode(userInfo: envelope.userInfo ?? [:])
+        guard isConnected else { throw .disconnected }
+        guard let message = dbus_message_new_signal(NotificationWireFormat.path, NotificationWireFormat.interface,
+                                                    NotificationWireFormat.member) else { throw .outOfMemory }
+        let arguments = NotificationWireFormat.arguments(name: envelope.name, object: envelope.object,
+                                                         userInfo: userInfo, deliverImmediately: envelope.deliverImmediately)
+        guard DBusMessageWriter.append(arguments, to: message) else {
+            dbus_message_unref(message)
+            throw .outOfMemory
+        }
+        let outgoing = OutgoingMessage(pointer: message)
+        if loop.isCurrentThread {
+            send(outgoing)
+        } else if !loop.perform({ self.send(outgoing) }) {
+            dbus_message_unref(message)
+            throw .disconnected
+        }
+    }
+
+    /// Queues `message` on the connection (loop thread) and releases it.
+    private func send(_ message: OutgoingMessage) {
+        defer { dbus_message_unref(message.pointer) }
+        guard isConnected else { return }
+        dbus_connection_send(connection, message.pointer, nil)
+    }
+
+    // MARK: Subscriptions
+
+    func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken {
+        let rule: String
+        switch subscription {
+        case .notifications(let name, let object):
+            var parts = ["type='signal'", "path='\(NotificationWireFormat.path)'",
+                         "interface='\(NotificationWireFormat.interface)'", "member='\(NotificationWireFormat.member)'"]
+            if let name { parts.append("arg0='\(BusMatchRule.quote(name))'") }
+            if let object { parts.append("arg1='\(BusMatchRule.quote(object))'") }
+            rule = parts.joined(separator: ",")
+        case .signals(let match):
+            try match.validate()
+            rule = match.ruleString
+        }
+        try onLoop { transport throws(BusNotificationError) in
+            guard transport.isConnected else { throw .disconnected }
+            try DBusCall.callBus(transport.connection, member: "AddMatch", arguments: [rule],
+                                 timeoutMilliseconds: transport.timeoutMilliseconds)
+        }
+        return TransportSubscriptionToken(rule: rule)
+    }
+
+    func unsubscribe(_ token: TransportSubscriptionToken) {
+        let work: @Sendable () -> Void = { [self] in
+            guard isConnected else { return }
+            // No reply is waited for (a nil error asks libdbus not to).
+            token.rule.withCString { dbus_bus_remove_match(connection, $0, nil) }
+        }
+        if loop.isCurrentThread { work() } else { loop.perform(work) }
+    }
+
+    /// Runs `body` on the loop's thread and waits for it (inline on that thread), at most the
+    /// transport's timeout for it to start (a loop that is not running cannot serve it).
+    private func onLoop(_ body: @escaping @Sendable (DBusTransport) throws(BusNotificationError) -> Void) throws(BusNotificationError) {
+        if loop.isCurrentThread { return try body(self) }
+        let result: Result<Void, BusNotificationError>
+        do {
+            result = try loop.performAndWait(timeout: .milliseconds(Int(timeoutMilliseconds))) {
+                do throws(BusNotificationError) { try body(self); return .success(()) } catch { return .failure(error) }
+            }
+        } catch let error as PortRunLoopError {
+            if case .timedOut = error { throw .timedOut }
+            throw .disconnected
+        } catch {
+            throw .disconnected
+        }
+        try result.get()
+    }
+
+    // MARK: Closing
+
+    func close() {
+        if loop.isCurrentThread { closeNow(); return }
+        // A shut-down loop runs nothing any more: close here (its thread is gone).
+        if !loop.perform({ self.closeNow() }) { closeNow() }
+    }
+
+    func closeNow() {
+        let first = state.withLock { state -> Bool in
+            defer { state.closed = true }
+            return !state.closed
+        }
+        guard first else { return }
+        // Closing removes every watch and timeout through our callbacks (cancelling the loop's
+        // sources); the functions are then cleared so that libdbus holds no pointer to us.
+        dbus_connection_close(connection)
+        clearLoopIntegration()
+    }
+
+    /// Called from the message filter when libdbus reports the connection lost.
+    func connectionLost() {
+        let first = state.withLock { state -> Bool in
+            defer { state.connected = false }
+            return state.connected
+        }
+        guard first else { return }
+        delegate?.transportDisconnected()
+    }
+}
+
+/// A message handed from the posting thread to the loop's thread (not touched by the poster after).
+///
+/// Thread-safety: `@unchecked Sendable`: ownership moves with it; one thread uses it at a time.
+struct OutgoingMessage: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,66 @@
+import PortRunLoopKit
+
+/// What a ``BusNotificationCenter`` needs from the bus it runs over. The D-Bus transport
+/// (``DBusTransport``) is the one there is; a pub/sub transport (Redis on the loop's libevent
+/// base, say) implements the same calls, and the center's public API does not change.
+///
+/// Rules every transport keeps:
+/// - Everything it does with its connection happens on ``loop``'s thread, as that loop's sources
+///   (no thread of its own). The delegate is called on that thread only.
+/// - ``post(_:)`` validates and encodes on the calling thread (throwing a typed error for bad
+///   input) and sends in call order per calling thread.
+/// - ``subscribe(_:)`` returns once the subscription is in effect at the bus (a notification posted
+///   after it returns is received), or throws.
+/// - Losing the connection is reported once, through ``TransportDelegate/transportDisconnected()``;
+///   afterwards calls throw ``BusNotificationError/disconnected``.
+///
+/// Thread-safety: implementations are `Sendable`; every call is safe from any thread.
+protocol NotificationTransport: AnyObject, Sendable {
+    /// The loop whose thread runs the connection and calls the delegate.
+    var loop: PortRunLoop { get }
+    /// Whether the connection is up.
+    var isConnected: Bool { get }
+    /// The transport's own name on the bus (D-Bus: the unique connection name).
+    var localName: String? { get }
+    /// Starts receiving; `delegate` is held weakly and called on ``loop``'s thread.
+    func start(delegate: any TransportDelegate)
+    /// Sends a notification to every subscriber of the bus, this process included.
+    func post(_ envelope: NotificationEnvelope) throws(BusNotificationError)
+    /// Asks the bus for what `subscription` describes.
+    func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken
+    /// Withdraws a subscription (asynchronously; the center filters locally meanwhile).
+    func unsubscribe(_ token: TransportSubscriptionToken)
+    /// Closes the connection (on the loop's thread; queued there when called from another).
+    func close()
+}
+
+/// What a transport subscribes to.
+///
+/// Thread-safety: a value type.
+enum TransportSubscription: Sendable {
+    /// Distributed notifications named `name` (nil: any) with object `object` (nil: any).
+    case notifications(name: String?, object: String?)
+    /// Raw bus signals (transports without such signals throw ``BusNotificationError/invalidMatchRule(_:)``).
+    case signals(BusMatchRule)
+}
+
+/// A subscription, as the transport that made it identifies it.
+///
+/// Thread-safety: a value type.
+struct TransportSubscriptionToken: Sendable, Hashable {
+    let rule: String
+}
+
+/// What a transport reports to its center, on the transport's loop thread.
+///
+/// Thread-safety: called on the transport's loop thread only.
+protocol TransportDelegate: AnyObject, Sendable {
+    /// A distributed notification arrived.
+    func transportReceived(_ envelope: NotificationEnvelope)
+    /// A bus signal arrived (any signal the subscriptions matched, notifications included).
+    func transportReceived(_ signal: BusSignal)
+    /// A notification-shaped message could not be read: dropped (the center counts and logs it).
+    func transportDroppedMalformed(from sender: String, reason: String)
+    /// The connection is gone.
+    func transportDisconnected()
+}
