@@ -15,6 +15,7 @@ extension RedisTransport: RedisConnectionOwner {
         let state = loopState
         guard !isClosed, state.publisher == nil, state.subscriber == nil else { return }
         state.reconnectTimer = nil
+        state.subscriberSetUp = false
         let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes)
         let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes)
         publisher.owner = self
@@ -31,6 +32,7 @@ extension RedisTransport: RedisConnectionOwner {
         if connection === state.subscriber {
             // A new subscribed connection has no subscription: restore every one still wanted.
             state.restoring.removeAll()
+            state.subscriberSetUp = true
             for key in Array(state.subscriptions.keys) {
                 state.subscriptions[key]?.atServer = false
                 state.subscriptions[key]?.inFlight = false
@@ -47,7 +49,7 @@ extension RedisTransport: RedisConnectionOwner {
     func checkReady() {
         let state = loopState
         guard !state.ready, !isClosed, let publisher = state.publisher, publisher.isOpen,
-              let subscriber = state.subscriber, subscriber.isOpen, state.restoring.isEmpty else { return }
+              let subscriber = state.subscriber, subscriber.isOpen, state.subscriberSetUp, state.restoring.isEmpty else { return }
         state.ready = true
         state.everReady = true
         state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
@@ -85,6 +87,7 @@ extension RedisTransport: RedisConnectionOwner {
 
         let wasReady = state.ready
         state.ready = false
+        state.subscriberSetUp = false
         state.restoring.removeAll()
         for key in Array(state.subscriptions.keys) {
             state.subscriptions[key]?.atServer = false

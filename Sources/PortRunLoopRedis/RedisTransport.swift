@@ -52,6 +52,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var subscriptions: [SubscriptionKey: SubscriptionState] = [:]
         /// Subscriptions sent after the subscriber (re)connected and not confirmed yet.
         var restoring: Set<SubscriptionKey> = []
+        /// The subscriber's opening was handled (its subscriptions sent): until then, `restoring`
+        /// is not yet filled, so the transport cannot be ready.
+        var subscriberSetUp = false
         /// Both connections up and every subscription restored: posts go out, not into `buffered`.
         var ready = false
         var everReady = false

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
+import Logging
 import Testing
 
 /// A lock-protected value on `NSLock`, which ThreadSanitizer sees.
@@ -145,7 +146,9 @@ final class RedisFixture: @unchecked Sendable {
     init(server: RedisServer? = nil, endpoint: RedisEndpoint? = nil, name: String = "redis-center") throws {
         self.server = try server ?? RedisServer()
         thread = try RunLoopThread(name: name)
-        center = try BusNotificationCenter(redis: endpoint ?? self.server.endpoint, loop: thread.loop, callTimeout: .seconds(5))
+        var logger = Logger(label: "redis-test", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = ProcessInfo.processInfo.environment["REDIS_TEST_DEBUG"] != nil ? .debug : .critical
+        center = try BusNotificationCenter(redis: endpoint ?? self.server.endpoint, loop: thread.loop, logger: logger, callTimeout: .seconds(5))
     }
 
     func shutDown() {
