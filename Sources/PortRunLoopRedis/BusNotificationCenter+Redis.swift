@@ -40,6 +40,23 @@ extension BusNotificationCenter {
         }
     }
 
+    /// Waits until the Redis server has answered every post this center made before the call (so
+    /// they are published: call it before exiting a program that must not lose its last posts),
+    /// at most `timeout`. A D-Bus center returns at once.
+    ///
+    /// Posts are otherwise sent asynchronously; ``close()`` also lets the ones already handed to
+    /// the connection go out, if ``loop`` keeps running.
+    ///
+    /// - Throws: ``BusNotificationError/disconnected`` when the connection is down or lost meanwhile
+    ///   (posts kept while disconnected are sent once it is back; this call does not wait for that),
+    ///   ``BusNotificationError/timedOut``.
+    ///
+    /// Thread-safety: any thread (from ``loop``'s own thread the wait runs the loop in a private mode).
+    public func flushRedisPosts(timeout: Duration = .seconds(5)) throws(BusNotificationError) {
+        guard let transport = transport as? RedisTransport else { return }
+        try transport.flush(timeout: timeout)
+    }
+
     /// The Redis connection's state; nil for a D-Bus center.
     ///
     /// Thread-safety: any thread.

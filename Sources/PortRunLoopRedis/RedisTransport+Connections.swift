@@ -94,6 +94,8 @@ extension RedisTransport: RedisConnectionOwner {
             state.subscriptions[key]?.inFlight = false
         }
         failSubscriptionWaiters(with: .disconnected)
+        for waiter in state.flushWaiters { waiter.finish(.failure(.disconnected)) }
+        state.flushWaiters.removeAll()
         shared.withLock { shared in
             shared.metrics.unconfirmedAtDisconnect += unconfirmed
             if wasReady { shared.metrics.connectionLosses += 1 } else { shared.metrics.failedAttempts += 1 }
@@ -139,6 +141,11 @@ extension RedisTransport: RedisConnectionOwner {
 
     private func publisherReplied(_ connection: RedisConnection, _ reply: redisReply) {
         connection.noteReply()
+        if reply.type == REDIS_REPLY_STATUS, RedisReply.string(reply) == "PONG" {
+            // A flush's PING: every PUBLISH sent before it has been answered.
+            if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
+            return
+        }
         if reply.type == REDIS_REPLY_ERROR {
             let message = RedisReply.string(reply) ?? "error"
             shared.withLock { $0.metrics.publishErrors += 1 }

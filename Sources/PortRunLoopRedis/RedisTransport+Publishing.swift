@@ -45,4 +45,25 @@ extension RedisTransport {
         }
         shared.withLock { $0.metrics.published += 1 }
     }
+
+    /// Waits until the server has answered every post this transport made before the call (a PING
+    /// after them on the publishing connection), at most `timeout`.
+    func flush(timeout: Duration) throws(BusNotificationError) {
+        guard !isClosed else { throw .disconnected }
+        let waiter = LoopWaiter()
+        let queued = onLoop { transport in
+            let state = transport.loopState
+            guard state.ready, let publisher = state.publisher, publisher.send([Array("PING".utf8)]) else {
+                waiter.finish(.failure(.disconnected))
+                return
+            }
+            state.flushWaiters.append(waiter)
+        }
+        guard queued else { throw .disconnected }
+        switch waiter.wait(on: loop, timeout: timeout) {
+        case .success?: return
+        case .failure(let error)?: throw error
+        case nil: throw .timedOut
+        }
+    }
 }

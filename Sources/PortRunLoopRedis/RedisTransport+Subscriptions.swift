@@ -79,7 +79,9 @@ extension RedisTransport {
             waiter.finish(.failure(.disconnected))
             return
         }
-        if state.subscriptions[key]?.atServer == true {
+        if let entry = state.subscriptions[key], entry.atServer, !entry.inFlight {
+            // (With a command in flight while subscribed, it is an UNSUBSCRIBE: wait for it and the
+            // SUBSCRIBE that follows.)
             waiter.finish(.success(()))
         } else {
             state.subscriptions[key]?.waiters.append(waiter)

@@ -65,6 +65,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var reconnectDelay: Duration
         var reconnectTimer: RunLoopTimer?
         var startWaiters: [LoopWaiter] = []
+        /// Callers of ``flush(timeout:)``, in the order of their PINGs on the publisher.
+        var flushWaiters: [LoopWaiter] = []
         /// Messages read, waiting for the common-mode drain that hands them to the delegate.
         var inbox: [IncomingMessage] = []
         var drainScheduled = false
@@ -155,12 +157,15 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         state.reconnectTimer?.invalidate()
         state.reconnectTimer = nil
         state.ready = false
-        state.publisher?.drop("closed")
+        // Posts already handed to hiredis are still written and answered (a server that does not
+        // answer is dropped by the command timeout); the subscription ends at once.
+        state.publisher?.closeAfterReplies()
         state.subscriber?.drop("closed")
         state.buffered.removeAll()
         shared.withLock { $0.metrics.bufferedWhileDisconnected = 0 }
-        for waiter in state.startWaiters { waiter.finish(.failure(.disconnected)) }
+        for waiter in state.startWaiters + state.flushWaiters { waiter.finish(.failure(.disconnected)) }
         state.startWaiters.removeAll()
+        state.flushWaiters.removeAll()
         failSubscriptionWaiters(with: .disconnected)
     }
 

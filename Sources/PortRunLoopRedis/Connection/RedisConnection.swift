@@ -177,6 +177,14 @@ final class RedisConnection: @unchecked Sendable {
         lastProgress = .now
     }
 
+    /// Closes once every command sent has its reply (hiredis' `redisAsyncDisconnect`; from a timer
+    /// or a queued block only). New commands are refused meanwhile.
+    func closeAfterReplies() {
+        guard let context else { return }
+        if endReason == nil { endReason = "closed" }
+        redisAsyncDisconnect(context)
+    }
+
     /// Frees the context now (from a timer or a queued block only), with `reason` as the end reason.
     func drop(_ reason: String) {
         guard let context else { return }
