@@ -114,13 +114,14 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     /// not come (a server that is absent, or a loop that does not run).
     func waitUntilConnected() throws(BusNotificationError) {
         let waiter = LoopWaiter()
-        onLoop { transport in
+        let queued = onLoop { transport in
             if transport.loopState.ready || transport.loopState.everReady {
                 waiter.finish(.success(()))
             } else {
                 transport.loopState.startWaiters.append(waiter)
             }
         }
+        guard queued else { throw .connectionFailed("\(loop.name) is shut down") }
         switch waiter.wait(on: loop, timeout: endpoint.connectTimeout + callTimeout) {
         case .success?: return
         case .failure(let error)?: throw error
