@@ -140,4 +140,33 @@ import Testing
         #expect(metrics.reconnections == 1)
         observation.remove(); stateObservation?.remove()
     }
+
+    @Test func aServerThatStopsAnsweringIsALossAfterTheCommandTimeout() throws {
+        let server = try RedisServer()
+        var endpoint = Self.endpoint(server.port)
+        endpoint.commandTimeout = .milliseconds(300)
+        let fixture = try RedisFixture(server: server, endpoint: endpoint)
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        let states = Collector<RedisConnectionState>()
+        let stateObservation = center.addRedisStateObserver(on: fixture.thread.loop) { states.append($0) }
+        let seen = Collector<Int>()
+        let observation = try center.addObserver(forName: .init("paused"), on: fixture.thread.loop) { note in
+            seen.append(note.userInfo?["n"] as? Int ?? -1)
+        }
+        server.pause()
+        defer { server.resume() }
+        try center.post(name: .init("paused"), userInfo: ["n": 1]) // never answered
+        #expect(states.wait { $0.contains { if case .disconnected(let why) = $0 { why.contains("no reply within") } else { false } } },
+                "\(states.values)")
+        server.resume()
+        #expect(states.wait { $0.last == .connected && $0.count >= 3 }, "\(states.values)")
+        try center.post(name: .init("paused"), userInfo: ["n": 2])
+        #expect(seen.wait { $0.contains(2) })
+        let metrics = try #require(center.redisMetrics)
+        #expect(metrics.unconfirmedAtDisconnect == 1)
+        #expect(metrics.connectionLosses == 1)
+        #expect(metrics.reconnections == 1)
+        observation.remove(); stateObservation?.remove()
+    }
 }

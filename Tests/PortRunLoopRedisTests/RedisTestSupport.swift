@@ -106,10 +106,20 @@ final class RedisServer: @unchecked Sendable {
         current.withLock { $0 = process }
     }
 
-    /// Kills the server at once (SIGKILL) and waits for it to exit.
+    /// Kills the server at once (SIGKILL; a paused one too) and waits for it to exit.
     func kill() {
         let process = current.withLock { state in defer { state = nil }; return state }
         process?.stop()
+    }
+
+    /// Stops the server process (SIGSTOP): connections stay open, nothing is answered.
+    func pause() {
+        if let pid = current.withLock({ $0?.pid }) { Foundation.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused server go on (SIGCONT).
+    func resume() {
+        if let pid = current.withLock({ $0?.pid }) { Foundation.kill(pid, SIGCONT) }
     }
 
     /// Starts a new server on the same port (after ``kill()``).
