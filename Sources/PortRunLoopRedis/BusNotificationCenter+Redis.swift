@@ -21,6 +21,10 @@ extension BusNotificationCenter {
     ///     (from another thread than its own, it must be running for this call to succeed).
     ///   - logger, heldNotificationLimit, callTimeout: as for the D-Bus initialiser (`callTimeout`
     ///     bounds adding an observation: the server's SUBSCRIBE confirmation).
+    /// The first Redis center sets SIGPIPE to ignored if it still has its default action, so that a
+    /// write to a connection the server closed is a reported loss, not the end of the process
+    /// (Docs/RedisNotifications.md, "Operations").
+    ///
     /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the server refuses the
     ///   connection, is absent, or does not answer in time; nothing is left running then.
     ///

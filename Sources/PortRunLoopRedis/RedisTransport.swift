@@ -83,6 +83,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         self.callTimeout = callTimeout
         self.localName = Self.makeSenderName()
         self.loopState = LoopState(reconnectDelay: endpoint.reconnectPolicy.initialDelay)
+        BrokenPipeSignal.ignoreIfDefault()
     }
 
     /// `host:pid:random`, unique per transport: the `sender` of what it posts.
