@@ -78,4 +78,22 @@ import Testing
         }
         #expect(fixture.center.redisMetrics?.published == 0)
     }
+
+    @Test func deliverImmediatelyTravelsInThePayloadAndPassesASuspendedCenter() throws {
+        let fixture = try RedisFixture()
+        defer { fixture.shutDown() }
+        let seen = Collector<String>()
+        let observation = try fixture.center.addObserver(forName: .init("urgent"), suspensionBehavior: .drop, on: fixture.thread.loop) { note in
+            seen.append(note.object as? String ?? "nil")
+        }
+        fixture.center.suspended = true
+        try fixture.center.post(name: .init("urgent"), object: "dropped")
+        try fixture.server.cli(["PUBLISH", "portrunloop.notification.urgent", #"{"v":1,"name":"urgent","object":"cli","deliverImmediately":true}"#])
+        try fixture.center.post(name: .init("urgent"), object: "ours", deliverImmediately: true)
+        #expect(seen.wait(for: 2))
+        #expect(seen.values == ["cli", "ours"])
+        #expect(fixture.center.metrics.droppedWhileSuspended == 1)
+        fixture.center.suspended = false
+        observation.remove()
+    }
 }
