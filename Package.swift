@@ -14,6 +14,9 @@ let package = Package(
         // Distributed notifications between processes over D-Bus, delivered on a chosen loop
         // (the core does not depend on libdbus).
         .library(name: "PortRunLoopDBus", targets: ["PortRunLoopDBus"]),
+        // The same distributed notifications over Redis pub/sub (many hosts), through hiredis' async
+        // API on the loop's fd sources (the core and the D-Bus target do not depend on hiredis).
+        .library(name: "PortRunLoopRedis", targets: ["PortRunLoopRedis"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
@@ -140,6 +143,36 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopDBusTests",
             dependencies: [
+                "PortRunLoopDBus",
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .systemLibrary(
+            name: "CHiredis",
+            path: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        .target(
+            name: "PortRunLoopRedis",
+            dependencies: [
+                "CHiredis",
+                "PortRunLoopDBus",
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A program that posts or echoes distributed notifications over Redis per its arguments
+        // (RedisTwoProcessTests runs it against a private redis-server).
+        .executableTarget(
+            name: "RedisNotificationProbe",
+            dependencies: ["PortRunLoopRedis", "PortRunLoopDBus", "PortRunLoopKit"]
+        ),
+        .testTarget(
+            name: "PortRunLoopRedisTests",
+            dependencies: [
+                "PortRunLoopRedis",
                 "PortRunLoopDBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's and libdbus-1's headers,
-# pkg-config, and dbus-daemon/dbus-send/dbus-monitor for the D-Bus tests),
+# Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's, libdbus-1's and hiredis'
+# headers, pkg-config, dbus-daemon/dbus-send/dbus-monitor for the D-Bus tests, and
+# redis-server/redis-cli for the Redis tests),
 # plus any extra apt packages named as arguments (e.g. valgrind, libjemalloc-dev). Idempotent:
 # installs nothing that is already there.
 set -euo pipefail
@@ -12,6 +13,10 @@ command -v pkg-config >/dev/null 2>&1 || want+=(pkg-config)
 # dbus-send, dbus-monitor).
 pkg-config --exists dbus-1 2>/dev/null || want+=(libdbus-1-dev)
 command -v dbus-daemon >/dev/null 2>&1 && command -v dbus-send >/dev/null 2>&1 || want+=(dbus)
+# PortRunLoopRedis: hiredis' headers, and the server and client its tests start (redis-server,
+# redis-cli; the tests run their own server on a random loopback port, never the system one).
+pkg-config --exists hiredis 2>/dev/null || want+=(libhiredis-dev)
+command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || want+=(redis-server redis-tools)
 for extra in "$@"; do
   dpkg-query -W -f='${Status}' "$extra" 2>/dev/null | grep -q "install ok installed" || want+=("$extra")
 done

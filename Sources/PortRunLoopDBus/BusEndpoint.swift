@@ -9,6 +9,8 @@ public struct BusEndpoint: Sendable, Hashable, CustomStringConvertible {
         case session
         case system
         case address(String)
+        /// Served by another module's transport (its description).
+        case transport(String)
     }
 
     let kind: Kind
@@ -32,6 +34,13 @@ public struct BusEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Thread-safety: any thread.
     public static func dbus(address: String) -> BusEndpoint { BusEndpoint(kind: .address(address)) }
 
+    /// An endpoint of a transport another module provides (such as PortRunLoopRedis), named by
+    /// `description` in logs; the D-Bus initialiser refuses it.
+    ///
+    /// Thread-safety: any thread.
+    @_spi(Transport)
+    public static func transport(_ description: String) -> BusEndpoint { BusEndpoint(kind: .transport(description)) }
+
     /// `session`, `system` or the address.
     ///
     /// Thread-safety: a value type.
@@ -40,6 +49,7 @@ public struct BusEndpoint: Sendable, Hashable, CustomStringConvertible {
         case .session: "session bus"
         case .system: "system bus"
         case .address(let address): "D-Bus at \(address)"
+        case .transport(let description): description
         }
     }
 }

@@ -1,10 +1,13 @@
 import Foundation
 import PortRunLoopKit
 
+@_spi(Transport)
 extension BusNotificationCenter: TransportDelegate {
     /// A notification from the bus (loop thread): each matching observation gets it now, or per its
     /// suspension behaviour.
-    func transportReceived(_ envelope: NotificationEnvelope) {
+    ///
+    /// Thread-safety: the transport's loop thread.
+    @_spi(Transport) public func transportReceived(_ envelope: NotificationEnvelope) {
         let records = state.withLock { state in
             state.metrics.received += 1
             return state.observations
@@ -54,7 +57,10 @@ extension BusNotificationCenter: TransportDelegate {
         }
     }
 
-    func transportReceived(_ signal: BusSignal) {
+    /// A bus signal (loop thread): each matching signal observation gets it.
+    ///
+    /// Thread-safety: the transport's loop thread.
+    @_spi(Transport) public func transportReceived(_ signal: BusSignal) {
         let records = state.withLock { $0.observations }
         for record in records {
             guard case .signals(let rule) = record.filter, rule.matches(signal),
@@ -63,14 +69,20 @@ extension BusNotificationCenter: TransportDelegate {
         }
     }
 
-    func transportDroppedMalformed(from sender: String, reason: String) {
+    /// A malformed notification was dropped: counted and logged.
+    ///
+    /// Thread-safety: the transport's loop thread.
+    @_spi(Transport) public func transportDroppedMalformed(from sender: String, reason: String) {
         state.withLock { $0.metrics.malformedDropped += 1 }
         logger.warning("BusNotificationCenter dropped a malformed notification", metadata: [
             BusLogKey.sender: "\(sender)", BusLogKey.reason: "\(reason)",
         ])
     }
 
-    func transportDisconnected() {
+    /// The connection is gone: logged once per loss, disconnection observers called.
+    ///
+    /// Thread-safety: the transport's loop thread.
+    @_spi(Transport) public func transportDisconnected() {
         let (records, first) = state.withLock { state in
             defer { state.disconnectionLogged = true }
             return (state.observations, !state.disconnectionLogged)

@@ -59,7 +59,10 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// Thread-safety: a constant.
     public static let maximumNameLength = 16_384
 
-    let transport: any NotificationTransport
+    /// The transport the center runs over.
+    ///
+    /// Thread-safety: immutable; the transport is `Sendable`.
+    @_spi(Transport) public let transport: any NotificationTransport
 
     struct State {
         var observations: [BusObservationRecord] = []
@@ -101,6 +104,31 @@ public final class BusNotificationCenter: @unchecked Sendable {
         self.heldNotificationLimit = heldNotificationLimit
         self.callTimeout = callTimeout
         let transport = try DBusTransport(endpoint: endpoint, loop: loop, logger: logger, timeout: callTimeout)
+        self.transport = transport
+        transport.start(delegate: self)
+    }
+
+    /// A center over `transport` (which another module implements; ``init(endpoint:loop:logger:heldNotificationLimit:callTimeout:)``
+    /// makes the D-Bus one): starts it with the center as its delegate. The center's ``loop`` is the
+    /// transport's.
+    ///
+    /// - Parameters:
+    ///   - transport: a transport not started yet.
+    ///   - endpoint: what ``endpoint`` reports (e.g. ``BusEndpoint/transport(_:)``).
+    ///   - logger, heldNotificationLimit, callTimeout: as for the D-Bus initialiser.
+    ///
+    /// Thread-safety: any thread.
+    @_spi(Transport)
+    public init(transport: any NotificationTransport, endpoint: BusEndpoint, logger: Logger = BusNotificationCenter.disabledLogger,
+                heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
+                callTimeout: Duration = .seconds(5)) {
+        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
+        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
+        self.endpoint = endpoint
+        self.loop = transport.loop
+        self.logger = logger
+        self.heldNotificationLimit = heldNotificationLimit
+        self.callTimeout = callTimeout
         self.transport = transport
         transport.start(delegate: self)
     }

@@ -13,8 +13,13 @@ import Foundation
 /// `[String: Any]` (other key types → `[AnyHashable: Any]`); variants are unwrapped.
 ///
 /// Thread-safety: a stateless namespace.
-enum PropertyListCoding {
-    static func encode(userInfo: [AnyHashable: Any]) throws(BusNotificationError) -> BusValue {
+@_spi(Transport)
+public enum PropertyListCoding {
+    /// `userInfo` as an `a{sv}` value, or the typed error naming the first value with no
+    /// property-list form.
+    ///
+    /// Thread-safety: any thread.
+    public static func encode(userInfo: [AnyHashable: Any]) throws(BusNotificationError) -> BusValue {
         var entries: [BusDictionaryEntry] = []
         entries.reserveCapacity(userInfo.count)
         for (key, value) in userInfo.sorted(by: { "\($0.key)" < "\($1.key)" }) {
@@ -82,7 +87,9 @@ enum PropertyListCoding {
     }
 
     /// The property list a userInfo `a{s…}` stands for; nil for a value that is not one.
-    static func decode(userInfo value: BusValue) -> [AnyHashable: Any]? {
+    ///
+    /// Thread-safety: any thread.
+    public static func decode(userInfo value: BusValue) -> [AnyHashable: Any]? {
         guard case .dictionary("s", _, let entries) = value else { return nil }
         var result: [AnyHashable: Any] = [:]
         for entry in entries {

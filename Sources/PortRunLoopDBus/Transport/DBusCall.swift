@@ -36,6 +36,9 @@ enum DBusCall {
     /// for the registration.
     static func connect(to endpoint: BusEndpoint) throws(BusNotificationError) -> OpaquePointer {
         _ = threadsInitialized
+        if case .transport(let description) = endpoint.kind {
+            throw .connectionFailed("\(description) is not a D-Bus endpoint")
+        }
         let (opened, failure): (OpaquePointer?, (name: String, message: String)?) = withError { error in
             switch endpoint.kind {
             case .session: return dbus_bus_get_private(DBUS_BUS_SESSION, error)
@@ -48,6 +51,8 @@ enum DBusCall {
                     return nil
                 }
                 return connection
+            case .transport:
+                return nil // refused above
             }
         }
         guard let connection = opened else {

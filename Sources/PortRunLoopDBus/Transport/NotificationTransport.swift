@@ -12,10 +12,17 @@ import PortRunLoopKit
 /// - ``subscribe(_:)`` returns once the subscription is in effect at the bus (a notification posted
 ///   after it returns is received), or throws.
 /// - Losing the connection is reported once, through ``TransportDelegate/transportDisconnected()``;
-///   afterwards calls throw ``BusNotificationError/disconnected``.
+///   afterwards calls throw ``BusNotificationError/disconnected``. A transport that reconnects on
+///   its own (Redis) reports each loss once and each recovery through
+///   ``TransportDelegate/transportReconnected()``; between the two its calls throw or buffer as that
+///   transport documents, and after ``close()`` they throw ``BusNotificationError/disconnected``.
+///
+/// Other modules implement it through `@_spi(Transport) import PortRunLoopDBus` and make a center
+/// over it with ``BusNotificationCenter/init(transport:endpoint:logger:heldNotificationLimit:callTimeout:)``.
 ///
 /// Thread-safety: implementations are `Sendable`; every call is safe from any thread.
-protocol NotificationTransport: AnyObject, Sendable {
+@_spi(Transport)
+public protocol NotificationTransport: AnyObject, Sendable {
     /// The loop whose thread runs the connection and calls the delegate.
     var loop: PortRunLoop { get }
     /// Whether the connection is up.
@@ -37,7 +44,8 @@ protocol NotificationTransport: AnyObject, Sendable {
 /// What a transport subscribes to.
 ///
 /// Thread-safety: a value type.
-enum TransportSubscription: Sendable {
+@_spi(Transport)
+public enum TransportSubscription: Sendable {
     /// Distributed notifications named `name` (nil: any) with object `object` (nil: any).
     case notifications(name: String?, object: String?)
     /// Raw bus signals (transports without such signals throw ``BusNotificationError/invalidMatchRule(_:)``).
@@ -47,14 +55,24 @@ enum TransportSubscription: Sendable {
 /// A subscription, as the transport that made it identifies it.
 ///
 /// Thread-safety: a value type.
-struct TransportSubscriptionToken: Sendable, Hashable {
-    let rule: String
+@_spi(Transport)
+public struct TransportSubscriptionToken: Sendable, Hashable {
+    /// The transport's key for the subscription (D-Bus: the match rule).
+    ///
+    /// Thread-safety: immutable.
+    public let rule: String
+
+    /// A token for the subscription the transport calls `rule`.
+    ///
+    /// Thread-safety: a value type.
+    public init(rule: String) { self.rule = rule }
 }
 
 /// What a transport reports to its center, on the transport's loop thread.
 ///
 /// Thread-safety: called on the transport's loop thread only.
-protocol TransportDelegate: AnyObject, Sendable {
+@_spi(Transport)
+public protocol TransportDelegate: AnyObject, Sendable {
     /// A distributed notification arrived.
     func transportReceived(_ envelope: NotificationEnvelope)
     /// A bus signal arrived (any signal the subscriptions matched, notifications included).
@@ -63,4 +81,7 @@ protocol TransportDelegate: AnyObject, Sendable {
     func transportDroppedMalformed(from sender: String, reason: String)
     /// The connection is gone.
     func transportDisconnected()
+    /// A reconnecting transport has its connection back (after ``transportDisconnected()``), its
+    /// subscriptions in effect again.
+    func transportReconnected()
 }

@@ -1,0 +1,12 @@
+import Logging
+
+extension BusNotificationCenter {
+    /// A reconnecting transport has its connection back: logged, and the next loss is logged again.
+    /// (The D-Bus transport never reconnects; a Redis one does.)
+    ///
+    /// Thread-safety: the transport's loop thread.
+    @_spi(Transport) public func transportReconnected() {
+        state.withLock { $0.disconnectionLogged = false }
+        logger.notice("BusNotificationCenter reconnected", metadata: ["endpoint": "\(endpoint)"])
+    }
+}

@@ -1,0 +1,286 @@
+import CHiredis
+import Foundation
+import Logging
+import PortRunLoopKit
+
+/// What a ``RedisConnection`` reports to the transport that owns it (loop thread).
+protocol RedisConnectionOwner: AnyObject {
+    /// The TCP connection is up (reported from a queued block, outside hiredis' calls).
+    func connectionOpened(_ connection: RedisConnection)
+    /// The context is gone (refused, timed out, lost, or closed by us): `reason` says why, and
+    /// `wasOpen` whether it had been up. Reported once, from a queued block.
+    func connectionEnded(_ connection: RedisConnection, reason: String, wasOpen: Bool)
+    /// A reply or a pushed message, inside hiredis' read (copy what is needed: hiredis frees it on
+    /// return). Nil when hiredis abandons a command because the context is being freed.
+    func connection(_ connection: RedisConnection, received reply: UnsafeMutablePointer<redisReply>?)
+    /// hiredis finished handling one readiness of the socket (replies delivered by then).
+    func connectionFinishedReading(_ connection: RedisConnection)
+}
+
+/// One hiredis async connection (`redisAsyncContext`) run by a ``PortRunLoop``, on its thread:
+/// hiredis' event hooks are the loop's fd sources (RedisConnection+LoopAdapter.swift), the connect
+/// and command timeouts are ``RunLoopTimer``s, and every hiredis call is made on the loop's thread.
+///
+/// Lifetime: while hiredis holds the context, the context holds a strong reference to this object
+/// (taken in ``open()``, given back after the context's cleanup hook ran), so hiredis never calls
+/// into a released object.
+///
+/// hiredis is never re-entered: the owner is told about opening and ending from queued blocks, and
+/// a connection is freed (``drop(_:)``) only from a timer or a queued block, never from inside a
+/// hiredis callback (hiredis 0.14 would defer it; we keep the rule simple instead).
+///
+/// Thread-safety: `@unchecked Sendable` only so that the loop's blocks, timers and fd sources can
+/// capture it: every member is read and written on the loop's thread only (those blocks run there).
+final class RedisConnection: @unchecked Sendable {
+    let loop: PortRunLoop
+    let endpoint: RedisEndpoint
+    let label: String
+    let logger: Logger
+    /// The loop modes its sources, timers and queued blocks run in (the common modes and the
+    /// transport's private waiting mode).
+    let modes: [RunLoop.Mode]
+    weak var owner: (any RedisConnectionOwner)?
+
+    /// The hiredis context while it exists (nil before ``open()`` and after its cleanup hook).
+    private(set) var context: UnsafeMutablePointer<redisAsyncContext>?
+    /// True from hiredis' connect callback (status OK) until the context is gone.
+    private(set) var isOpen = false
+    /// Why the context ended (set by the first of: our drop, hiredis' connect or disconnect callback).
+    var endReason: String?
+    /// The reference the context holds on us (see the type's comment).
+    private var retainedByContext: Unmanaged<RedisConnection>?
+
+    var readSource: FileDescriptorSource?
+    var writeSource: FileDescriptorSource?
+    private var connectTimer: RunLoopTimer?
+    private var watchdog: RunLoopTimer?
+
+    /// Commands sent whose reply has not come (the watchdog's subject).
+    private(set) var awaitingReplies = 0
+    /// When the connection last showed progress with replies awaited (a reply, or the first send).
+    private var lastProgress = ContinuousClock.now
+
+    init(loop: PortRunLoop, endpoint: RedisEndpoint, label: String, logger: Logger, modes: [RunLoop.Mode]) {
+        self.loop = loop
+        self.endpoint = endpoint
+        self.label = label
+        self.logger = logger
+        self.modes = modes
+    }
+
+    // MARK: Opening
+
+    /// Starts connecting (non-blocking). Every outcome is reported to the owner, later.
+    func open() {
+        precondition(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
+        guard let made = redisAsyncConnect(endpoint.host, Int32(endpoint.port)) else {
+            later { $0.owner?.connectionEnded($0, reason: "hiredis could not allocate a context", wasOpen: false) }
+            return
+        }
+        if made.pointee.err != 0 {
+            // Refused at once (loopback with no listener, an unresolvable host): nothing attached.
+            let reason = Self.errorString(made)
+            redisAsyncFree(made)
+            later { $0.owner?.connectionEnded($0, reason: reason, wasOpen: false) }
+            return
+        }
+        context = made
+        let retained = Unmanaged.passRetained(self)
+        retainedByContext = retained
+        made.pointee.data = retained.toOpaque()
+        attachLoopAdapter(to: made)
+        redisAsyncSetDisconnectCallback(made, redisConnectionDisconnected)
+        // hiredis asks for write readiness here (connect completion): the adapter must be attached.
+        redisAsyncSetConnectCallback(made, redisConnectionConnected)
+        let timer = RunLoopTimer(after: endpoint.connectTimeout.seconds) { [weak self] _ in
+            guard let self, !self.isOpen, self.context != nil else { return }
+            self.drop("no connection within \(self.endpoint.connectTimeout)")
+        }
+        connectTimer = timer
+        schedule(timer)
+    }
+
+    /// hiredis' connect callback: up, or failed (hiredis frees the context right after).
+    fileprivate func connected(status: Int32) {
+        connectTimer?.invalidate()
+        connectTimer = nil
+        guard status == REDIS_OK, let context else {
+            if endReason == nil, let context { endReason = Self.errorString(context) }
+            return
+        }
+        isOpen = true
+        setsockoptNoDelay(context.pointee.c.fd)
+        startWatchdog()
+        later { connection in
+            guard connection.context != nil else { return }
+            connection.owner?.connectionOpened(connection)
+        }
+    }
+
+    /// hiredis' disconnect callback (an open connection ended; the context is freed right after).
+    fileprivate func disconnected(status: Int32) {
+        if endReason == nil, let context {
+            endReason = status == REDIS_OK ? "closed" : Self.errorString(context)
+        }
+    }
+
+    /// The context's cleanup hook ran (it is being freed): the loop's sources and timers go, the
+    /// owner hears of it from a queued block, and the context's reference to us is given back.
+    func contextFreed() {
+        let wasOpen = isOpen
+        context = nil
+        isOpen = false
+        readSource?.cancel()
+        readSource = nil
+        writeSource?.cancel()
+        writeSource = nil
+        connectTimer?.invalidate()
+        connectTimer = nil
+        watchdog?.invalidate()
+        watchdog = nil
+        let reason = endReason ?? "connection lost"
+        let retained = retainedByContext
+        retainedByContext = nil
+        let queued = loop.perform(inModes: modes) { [self] in
+            owner?.connectionEnded(self, reason: reason, wasOpen: wasOpen)
+            retained?.release()
+        }
+        if !queued { retained?.release() } // a shut-down loop: nobody is left to tell
+    }
+
+    // MARK: Commands
+
+    /// Sends one command (loop thread, context up or connecting); `expectsReply` counts it for the
+    /// watchdog. Returns false when hiredis refused it (no context, or being freed).
+    @discardableResult
+    func send(_ arguments: [[UInt8]], expectsReply: Bool = true) -> Bool {
+        guard let context else { return false }
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int] = []
+        pointers.reserveCapacity(arguments.count)
+        lengths.reserveCapacity(arguments.count)
+        let status: Int32 = withArgumentPointers(arguments, 0, &pointers, &lengths) { argv, argvlen in
+            redisAsyncCommandArgv(context, redisConnectionReplied, retainedByContext?.toOpaque(),
+                                  Int32(arguments.count), argv, argvlen)
+        }
+        guard status == REDIS_OK else { return false }
+        if expectsReply {
+            if awaitingReplies == 0 { lastProgress = .now }
+            awaitingReplies += 1
+        }
+        return true
+    }
+
+    /// A reply to a counted command arrived.
+    func noteReply() {
+        if awaitingReplies > 0 { awaitingReplies -= 1 }
+        lastProgress = .now
+    }
+
+    /// Closes once every command sent has its reply (hiredis' `redisAsyncDisconnect`; from a timer
+    /// or a queued block only). New commands are refused meanwhile.
+    func closeAfterReplies() {
+        guard let context else { return }
+        if endReason == nil { endReason = "closed" }
+        redisAsyncDisconnect(context)
+    }
+
+    /// Frees the context now (from a timer or a queued block only), with `reason` as the end reason.
+    func drop(_ reason: String) {
+        guard let context else { return }
+        if endReason == nil { endReason = reason }
+        redisAsyncFree(context)
+    }
+
+    // MARK: Support
+
+    /// The command timeout: a connection with replies awaited and no progress for
+    /// ``RedisEndpoint/commandTimeout`` is dropped (a server that stopped answering).
+    private func startWatchdog() {
+        let period = max(endpoint.commandTimeout.seconds / 4, 0.01)
+        let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: period), interval: period, repeats: true) { [weak self] _ in
+            guard let self, self.awaitingReplies > 0 else { return }
+            if ContinuousClock.now - self.lastProgress > self.endpoint.commandTimeout {
+                self.drop("no reply within \(self.endpoint.commandTimeout)")
+            }
+        }
+        watchdog = timer
+        schedule(timer)
+    }
+
+    func schedule(_ timer: RunLoopTimer) {
+        for mode in modes { loop.add(timer, forMode: mode) }
+    }
+
+    /// Runs `body` on a later turn of the loop, in the connection's modes.
+    private func later(_ body: @escaping (RedisConnection) -> Void) {
+        let box = UncheckedBox((self, body))
+        loop.perform(inModes: modes) { box.value.1(box.value.0) }
+    }
+
+    static func errorString(_ context: UnsafePointer<redisAsyncContext>) -> String {
+        guard let text = context.pointee.errstr else { return "error \(context.pointee.err)" }
+        return String(cString: text)
+    }
+
+    static func errorString(_ context: UnsafeMutablePointer<redisAsyncContext>) -> String {
+        errorString(UnsafePointer(context))
+    }
+}
+
+/// Calls `body` with C argument vectors pointing into `arguments`' bytes (recursively, so that
+/// every buffer stays pinned for the call).
+private func withArgumentPointers<R>(_ arguments: [[UInt8]], _ index: Int, _ pointers: inout [UnsafePointer<CChar>?],
+                                     _ lengths: inout [Int],
+                                     _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R) -> R {
+    if index == arguments.count {
+        return pointers.withUnsafeMutableBufferPointer { argv in
+            lengths.withUnsafeBufferPointer { argvlen in body(argv.baseAddress!, argvlen.baseAddress!) }
+        }
+    }
+    return arguments[index].withUnsafeBufferPointer { bytes in
+        let base = bytes.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(emptyArgument.utf8Start)
+        pointers.append(base.assumingMemoryBound(to: CChar.self))
+        lengths.append(bytes.count)
+        return withArgumentPointers(arguments, index + 1, &pointers, &lengths, body)
+    }
+}
+
+/// What an empty argument points at (hiredis reads no byte of it).
+private let emptyArgument: StaticString = ""
+
+/// Low latency for small notifications (PUBLISH is one small write).
+private func setsockoptNoDelay(_ fd: Int32) {
+    var on: Int32 = 1
+    _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+}
+
+/// A value carried into a loop block that runs on the same thread that made it.
+///
+/// Thread-safety: `@unchecked Sendable`: made and used on the loop's thread only.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+// MARK: hiredis callbacks (loop thread, inside hiredis calls)
+
+private func connection(of context: UnsafePointer<redisAsyncContext>?) -> RedisConnection? {
+    guard let data = context?.pointee.data else { return nil }
+    return Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
+}
+
+private func redisConnectionConnected(_ context: UnsafePointer<redisAsyncContext>?, _ status: Int32) {
+    connection(of: context)?.connected(status: status)
+}
+
+private func redisConnectionDisconnected(_ context: UnsafePointer<redisAsyncContext>?, _ status: Int32) {
+    connection(of: context)?.disconnected(status: status)
+}
+
+private func redisConnectionReplied(_ context: UnsafeMutablePointer<redisAsyncContext>?, _ reply: UnsafeMutableRawPointer?,
+                                    _ privdata: UnsafeMutableRawPointer?) {
+    guard let privdata else { return }
+    let connection = Unmanaged<RedisConnection>.fromOpaque(privdata).takeUnretainedValue()
+    connection.owner?.connection(connection, received: reply?.assumingMemoryBound(to: redisReply.self))
+}

@@ -1,0 +1,104 @@
+/// Where a Redis-backed ``PortRunLoopDBus/BusNotificationCenter`` connects, and how it behaves
+/// while the server is away.
+///
+/// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.
+/// TCP only, no AUTH and no TLS (Docs/RedisNotifications.md, "Operations").
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The server's host name or IP address (e.g. `127.0.0.1`).
+    ///
+    /// Thread-safety: a value type.
+    public var host: String
+    /// The server's TCP port.
+    ///
+    /// Thread-safety: a value type.
+    public var port: Int
+    /// How long one connection attempt may take (TCP connect) before it counts as failed.
+    ///
+    /// Thread-safety: a value type.
+    public var connectTimeout: Duration
+    /// How long the server may leave a command (PUBLISH, SUBSCRIBE) unanswered before the
+    /// connection counts as lost and is reopened.
+    ///
+    /// Thread-safety: a value type.
+    public var commandTimeout: Duration
+    /// The delays between reconnection attempts.
+    ///
+    /// Thread-safety: a value type.
+    public var reconnectPolicy: RedisReconnectPolicy
+    /// How many posts are kept while the connection is down, sent in order once it is back; later
+    /// posts are dropped and counted (``RedisTransportMetrics/droppedWhileDisconnected``).
+    ///
+    /// Thread-safety: a value type.
+    public var disconnectedPostLimit: Int
+
+    /// The default ``disconnectedPostLimit``.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultDisconnectedPostLimit = 10_000
+
+    /// An endpoint; the defaults suit a server on the same host or network.
+    ///
+    /// - Parameters:
+    ///   - host: not empty.
+    ///   - port: 1...65535 (the standard port is 6379).
+    ///   - connectTimeout, commandTimeout: positive.
+    ///   - disconnectedPostLimit: at least 0 (0: nothing is kept while disconnected).
+    ///
+    /// Thread-safety: a value type.
+    public init(host: String = "127.0.0.1", port: Int = 6379, connectTimeout: Duration = .seconds(2),
+                commandTimeout: Duration = .seconds(5), reconnectPolicy: RedisReconnectPolicy = .init(),
+                disconnectedPostLimit: Int = RedisEndpoint.defaultDisconnectedPostLimit) {
+        precondition(!host.isEmpty, "RedisEndpoint: host is empty")
+        precondition((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535")
+        precondition(connectTimeout > .zero && commandTimeout > .zero, "RedisEndpoint: timeouts must be positive")
+        precondition(disconnectedPostLimit >= 0, "RedisEndpoint: disconnectedPostLimit must be at least 0")
+        self.host = host
+        self.port = port
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.reconnectPolicy = reconnectPolicy
+        self.disconnectedPostLimit = disconnectedPostLimit
+    }
+
+    /// `redis://host:port`.
+    ///
+    /// Thread-safety: a value type.
+    public var description: String { "redis://\(host):\(port)" }
+}
+
+/// The delays between reconnection attempts: ``initialDelay`` after a loss, doubled after each
+/// failed attempt up to ``maximumDelay``, back to ``initialDelay`` once connected again. Attempts
+/// go on until the center is closed.
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct RedisReconnectPolicy: Sendable, Hashable {
+    /// The first delay (default 50 ms).
+    ///
+    /// Thread-safety: a value type.
+    public var initialDelay: Duration
+    /// The longest delay (default 5 s).
+    ///
+    /// Thread-safety: a value type.
+    public var maximumDelay: Duration
+
+    /// A policy; both delays positive, `initialDelay <= maximumDelay`.
+    ///
+    /// Thread-safety: a value type.
+    public init(initialDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(5)) {
+        precondition(initialDelay > .zero && initialDelay <= maximumDelay, "RedisReconnectPolicy: need 0 < initialDelay <= maximumDelay")
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The delay after `delay`: doubled, at most ``maximumDelay``.
+    func next(after delay: Duration) -> Duration { min(delay * 2, maximumDelay) }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double` (for `RunLoopTimer` and `Date` arithmetic).
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

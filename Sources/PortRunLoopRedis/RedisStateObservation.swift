@@ -1,0 +1,47 @@
+import PortRunLoopKit
+
+/// The token for one observation of a Redis center's connection state
+/// (``PortRunLoopDBus/BusNotificationCenter/addRedisStateObserver(on:using:)``): the handler gets
+/// the current state at once (queued), then each change, on its loop's thread, in order. Ends on
+/// ``remove()`` or when the token is released.
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread.
+public final class RedisStateObservation: Sendable {
+    private let loop: PortRunLoop
+    private let handler: @Sendable (RedisConnectionState) -> Void
+    private let owner: Locked<WeakTransport>
+    private let active = Locked(true)
+
+    init(loop: PortRunLoop, transport: RedisTransport, handler: @escaping @Sendable (RedisConnectionState) -> Void) {
+        self.loop = loop
+        self.handler = handler
+        self.owner = Locked(WeakTransport(transport: transport))
+    }
+
+    deinit { remove() }
+
+    /// Ends the observation: no handler call starts after this returns (one already running may
+    /// finish). Idempotent.
+    ///
+    /// Thread-safety: any thread.
+    public func remove() {
+        active.withLock { $0 = false }
+        let transport = owner.withLock { $0.transport }
+        transport?.removeStateObserver(self)
+    }
+
+    /// Queues the handler with `state` on the observation's loop.
+    func deliver(_ state: RedisConnectionState) {
+        loop.perform { [self] in
+            guard active.withLock({ $0 }) else { return }
+            handler(state)
+        }
+    }
+}
+
+/// A weak reference to a transport.
+///
+/// Thread-safety: used under a lock.
+struct WeakTransport {
+    weak var transport: RedisTransport?
+}

@@ -1,0 +1,185 @@
+import CHiredis
+import Foundation
+@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopKit
+
+/// Opening, losing and reopening the two connections (loop thread).
+///
+/// The transport is *ready* when both connections are up and every subscription is confirmed
+/// again; only then are posts published directly (kept posts first, in order) and a recovery
+/// reported. Either connection ending ends the other (one outage, one report), and a reconnection
+/// is scheduled after the back-off delay.
+extension RedisTransport: RedisConnectionOwner {
+    /// Opens both connections (a new pair each time).
+    func connect() {
+        let state = loopState
+        guard !isClosed, state.publisher == nil, state.subscriber == nil else { return }
+        state.reconnectTimer = nil
+        state.subscriberSetUp = false
+        let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes)
+        let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes)
+        publisher.owner = self
+        subscriber.owner = self
+        state.publisher = publisher
+        state.subscriber = subscriber
+        publisher.open()
+        subscriber.open()
+    }
+
+    func connectionOpened(_ connection: RedisConnection) {
+        let state = loopState
+        guard !isClosed else { return }
+        if connection === state.subscriber {
+            // A new subscribed connection has no subscription: restore every one still wanted.
+            state.restoring.removeAll()
+            state.subscriberSetUp = true
+            for key in Array(state.subscriptions.keys) {
+                state.subscriptions[key]?.atServer = false
+                state.subscriptions[key]?.inFlight = false
+                if (state.subscriptions[key]?.wanted ?? 0) > 0 { state.restoring.insert(key) }
+                reconcile(key)
+            }
+        } else if connection !== state.publisher {
+            return
+        }
+        checkReady()
+    }
+
+    /// Becomes ready when both connections are up and nothing is being restored.
+    func checkReady() {
+        let state = loopState
+        guard !state.ready, !isClosed, let publisher = state.publisher, publisher.isOpen,
+              let subscriber = state.subscriber, subscriber.isOpen, state.subscriberSetUp, state.restoring.isEmpty else { return }
+        state.ready = true
+        state.everReady = true
+        state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
+        state.dropReported = false
+        let kept = state.buffered
+        state.buffered.removeAll()
+        for item in kept { send(item) }
+        let recovered = state.lossReported
+        state.lossReported = false
+        shared.withLock { shared in
+            shared.metrics.bufferedWhileDisconnected = 0
+            if recovered { shared.metrics.reconnections += 1 }
+        }
+        setState(.connected)
+        for waiter in state.startWaiters { waiter.finish(.success(())) }
+        state.startWaiters.removeAll()
+        if recovered {
+            logger.notice("Redis connection restored", metadata: ["endpoint": "\(endpoint)", "resent": "\(kept.count)"])
+            delegate?.transportReconnected()
+        }
+    }
+
+    func connectionEnded(_ connection: RedisConnection, reason: String, wasOpen: Bool) {
+        let state = loopState
+        let isPublisher = connection === state.publisher
+        guard isPublisher || connection === state.subscriber else { return } // already handled
+        // One outage: forget both connections now and end the other one too.
+        let other = isPublisher ? state.subscriber : state.publisher
+        let publisher = state.publisher
+        state.publisher = nil
+        state.subscriber = nil
+        let unconfirmed = publisher?.awaitingReplies ?? 0
+        other?.drop("the other connection ended (\(reason))")
+        guard !isClosed else { return }
+
+        let wasReady = state.ready
+        state.ready = false
+        state.subscriberSetUp = false
+        state.restoring.removeAll()
+        for key in Array(state.subscriptions.keys) {
+            state.subscriptions[key]?.atServer = false
+            state.subscriptions[key]?.inFlight = false
+        }
+        failSubscriptionWaiters(with: .disconnected)
+        for waiter in state.flushWaiters { waiter.finish(.failure(.disconnected)) }
+        state.flushWaiters.removeAll()
+        shared.withLock { shared in
+            shared.metrics.unconfirmedAtDisconnect += unconfirmed
+            if wasReady { shared.metrics.connectionLosses += 1 } else { shared.metrics.failedAttempts += 1 }
+        }
+        setState(.disconnected(reason))
+        if !state.everReady {
+            for waiter in state.startWaiters { waiter.finish(.failure(.connectionFailed("\(endpoint): \(reason)"))) }
+            state.startWaiters.removeAll()
+        }
+        if wasReady {
+            state.lossReported = true
+            logger.error("Redis connection lost; reconnecting", metadata: [
+                "endpoint": "\(endpoint)", "reason": "\(reason)", "unconfirmedPosts": "\(unconfirmed)",
+            ])
+            delegate?.transportDisconnected()
+        }
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        let state = loopState
+        let delay = state.reconnectDelay
+        state.reconnectDelay = endpoint.reconnectPolicy.next(after: delay)
+        let timer = RunLoopTimer(after: delay.seconds) { [weak self] _ in self?.connect() }
+        state.reconnectTimer = timer
+        for mode in Self.modes { loop.add(timer, forMode: mode) }
+    }
+
+    // MARK: Replies
+
+    func connection(_ connection: RedisConnection, received reply: UnsafeMutablePointer<redisReply>?) {
+        guard let reply else { return } // abandoned: the context is being freed
+        if connection === loopState.publisher {
+            publisherReplied(connection, reply.pointee)
+        } else if connection === loopState.subscriber {
+            subscriberReceived(connection, reply.pointee)
+        }
+    }
+
+    func connectionFinishedReading(_ connection: RedisConnection) {
+        scheduleDrain()
+    }
+
+    private func publisherReplied(_ connection: RedisConnection, _ reply: redisReply) {
+        connection.noteReply()
+        if reply.type == REDIS_REPLY_STATUS, RedisReply.string(reply) == "PONG" {
+            // A flush's PING: every PUBLISH sent before it has been answered.
+            if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
+            return
+        }
+        if reply.type == REDIS_REPLY_ERROR {
+            let message = RedisReply.string(reply) ?? "error"
+            shared.withLock { $0.metrics.publishErrors += 1 }
+            logger.warning("Redis refused a PUBLISH", metadata: ["endpoint": "\(endpoint)", "error": "\(message)"])
+        } else {
+            shared.withLock { $0.metrics.publishConfirmed += 1 }
+        }
+    }
+}
+
+/// Reading hiredis replies (inside hiredis' callbacks: copied out at once).
+///
+/// Thread-safety: a stateless namespace.
+enum RedisReply {
+    static func string(_ reply: redisReply) -> String? {
+        guard reply.type == REDIS_REPLY_STRING || reply.type == REDIS_REPLY_STATUS || reply.type == REDIS_REPLY_ERROR,
+              let text = reply.str else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: text, count: reply.len), as: UTF8.self)
+    }
+
+    static func data(_ reply: redisReply) -> Data? {
+        guard reply.type == REDIS_REPLY_STRING, let text = reply.str else { return nil }
+        return Data(bytes: text, count: reply.len)
+    }
+
+    /// The elements of an array reply.
+    static func elements(_ reply: redisReply) -> [redisReply]? {
+        guard reply.type == REDIS_REPLY_ARRAY, let element = reply.element else { return nil }
+        var out: [redisReply] = []
+        out.reserveCapacity(reply.elements)
+        for index in 0..<reply.elements {
+            guard let item = element[index] else { return nil }
+            out.append(item.pointee)
+        }
+        return out
+    }
+}

@@ -1,0 +1,218 @@
+import CHiredis
+import Foundation
+@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopKit
+
+/// A channel (SUBSCRIBE: one notification name) or a pattern (PSUBSCRIBE: every name).
+///
+/// Thread-safety: a value type.
+enum SubscriptionKey: Hashable, Sendable {
+    case channel(String)
+    case pattern(String)
+
+    /// The token's rule: `SUBSCRIBE <channel>` or `PSUBSCRIBE <pattern>`.
+    var rule: String {
+        switch self {
+        case .channel(let channel): "SUBSCRIBE " + channel
+        case .pattern(let pattern): "PSUBSCRIBE " + pattern
+        }
+    }
+
+    init?(rule: String) {
+        if rule.hasPrefix("SUBSCRIBE ") {
+            self = .channel(String(rule.dropFirst("SUBSCRIBE ".count)))
+        } else if rule.hasPrefix("PSUBSCRIBE ") {
+            self = .pattern(String(rule.dropFirst("PSUBSCRIBE ".count)))
+        } else {
+            return nil
+        }
+    }
+}
+
+/// One channel's or pattern's subscription (loop thread): how many observations want it, and its
+/// state at the server. At most one (P)SUBSCRIBE or (P)UNSUBSCRIBE is in flight per key, so hiredis'
+/// per-channel callback table never sees a subscribe overtake an unsubscribe.
+struct SubscriptionState {
+    var wanted = 0
+    var atServer = false
+    var inFlight = false
+    var waiters: [LoopWaiter] = []
+}
+
+extension RedisTransport {
+    func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken {
+        let key: SubscriptionKey
+        switch subscription {
+        case .notifications(let name, _):
+            // The object is filtered by the center; the channel is the name's.
+            key = name.map { .channel(RedisChannelNaming.channel(for: $0)) } ?? .pattern(RedisChannelNaming.anyNamePattern)
+        case .signals:
+            throw .invalidMatchRule("D-Bus match rules observe D-Bus signals; a Redis center carries notifications only")
+        }
+        guard !isClosed else { throw .disconnected }
+        let waiter = LoopWaiter()
+        guard onLoop({ $0.want(key, waiter) }) else { throw .disconnected }
+        switch waiter.wait(on: loop, timeout: callTimeout) {
+        case .success?:
+            return TransportSubscriptionToken(rule: key.rule)
+        case .failure(let error)?:
+            onLoop { $0.unwant(key) }
+            throw error
+        case nil:
+            onLoop { $0.unwant(key) }
+            throw .timedOut
+        }
+    }
+
+    func unsubscribe(_ token: TransportSubscriptionToken) {
+        guard let key = SubscriptionKey(rule: token.rule) else { return }
+        onLoop { $0.unwant(key) }
+    }
+
+    /// One more observation wants `key` (loop thread); `waiter` hears when it is in effect.
+    private func want(_ key: SubscriptionKey, _ waiter: LoopWaiter) {
+        let state = loopState
+        state.subscriptions[key, default: SubscriptionState()].wanted += 1
+        guard state.ready else {
+            // Nothing can be confirmed while the connection is down: the caller gets the error now
+            // (and withdraws the want).
+            waiter.finish(.failure(.disconnected))
+            return
+        }
+        if let entry = state.subscriptions[key], entry.atServer, !entry.inFlight {
+            // (With a command in flight while subscribed, it is an UNSUBSCRIBE: wait for it and the
+            // SUBSCRIBE that follows.)
+            waiter.finish(.success(()))
+        } else {
+            state.subscriptions[key]?.waiters.append(waiter)
+        }
+        reconcile(key)
+    }
+
+    /// One observation less (loop thread).
+    func unwant(_ key: SubscriptionKey) {
+        guard var entry = loopState.subscriptions[key], entry.wanted > 0 else { return }
+        entry.wanted -= 1
+        loopState.subscriptions[key] = entry
+        reconcile(key)
+    }
+
+    /// Brings `key`'s state at the server towards what is wanted: one command at a time.
+    func reconcile(_ key: SubscriptionKey) {
+        let state = loopState
+        guard let entry = state.subscriptions[key] else { return }
+        if entry.wanted == 0, !entry.atServer, !entry.inFlight {
+            state.subscriptions[key] = nil
+            if state.restoring.remove(key) != nil { checkReady() }
+            return
+        }
+        guard !entry.inFlight, let subscriber = state.subscriber, subscriber.isOpen else { return }
+        let command: String
+        switch (key, entry.wanted > 0, entry.atServer) {
+        case (.channel, true, false): command = "SUBSCRIBE"
+        case (.pattern, true, false): command = "PSUBSCRIBE"
+        case (.channel, false, true): command = "UNSUBSCRIBE"
+        case (.pattern, false, true): command = "PUNSUBSCRIBE"
+        default: return
+        }
+        let name: String
+        switch key {
+        case .channel(let channel): name = channel
+        case .pattern(let pattern): name = pattern
+        }
+        if subscriber.send([Array(command.utf8), Array(name.utf8)]) {
+            state.subscriptions[key]?.inFlight = true
+        }
+    }
+
+    /// The server confirmed a (p)subscribe or (p)unsubscribe of `key` (loop thread, inside hiredis).
+    private func confirmed(_ key: SubscriptionKey, subscribed: Bool) {
+        let state = loopState
+        guard var entry = state.subscriptions[key] else { return }
+        entry.inFlight = false
+        entry.atServer = subscribed
+        let waiters = subscribed ? entry.waiters : []
+        if subscribed { entry.waiters.removeAll() }
+        state.subscriptions[key] = entry
+        if subscribed { shared.withLock { $0.metrics.subscriptionsConfirmed += 1 } }
+        for waiter in waiters { waiter.finish(.success(())) }
+        let restored = subscribed && state.restoring.remove(key) != nil
+        reconcile(key)
+        if restored { checkReady() }
+    }
+
+    /// Fails every caller waiting for a subscription (the connection is gone).
+    func failSubscriptionWaiters(with error: BusNotificationError) {
+        let state = loopState
+        for key in Array(state.subscriptions.keys) {
+            let waiters = state.subscriptions[key]?.waiters ?? []
+            state.subscriptions[key]?.waiters.removeAll()
+            for waiter in waiters { waiter.finish(.failure(error)) }
+        }
+    }
+
+    // MARK: Receiving
+
+    /// A reply or push on the subscribed connection (loop thread, inside hiredis): confirmations
+    /// are applied at once; messages are copied into the inbox for the drain.
+    func subscriberReceived(_ connection: RedisConnection, _ reply: redisReply) {
+        guard let elements = RedisReply.elements(reply), elements.count >= 3, let kind = RedisReply.string(elements[0]) else {
+            if reply.type == REDIS_REPLY_ERROR {
+                connection.noteReply()
+                logger.warning("Redis refused a subscription", metadata: ["error": "\(RedisReply.string(reply) ?? "")"])
+            }
+            return
+        }
+        switch kind {
+        case "message":
+            guard let channel = RedisReply.string(elements[1]), let payload = RedisReply.data(elements[2]) else { return }
+            loopState.inbox.append(IncomingMessage(channel: channel, payload: payload))
+        case "pmessage":
+            guard elements.count >= 4, let channel = RedisReply.string(elements[2]), let payload = RedisReply.data(elements[3]) else { return }
+            // The server sent this message to the channel's own subscription just before: once is enough.
+            if loopState.subscriptions[.channel(channel)]?.atServer == true { return }
+            loopState.inbox.append(IncomingMessage(channel: channel, payload: payload))
+        case "subscribe", "unsubscribe":
+            connection.noteReply()
+            if let channel = RedisReply.string(elements[1]) { confirmed(.channel(channel), subscribed: kind == "subscribe") }
+        case "psubscribe", "punsubscribe":
+            connection.noteReply()
+            if let pattern = RedisReply.string(elements[1]) { confirmed(.pattern(pattern), subscribed: kind == "psubscribe") }
+        default:
+            break
+        }
+    }
+
+    /// Queues one drain of the inbox in the common modes (not in the private waiting mode: a
+    /// caller waiting on the loop's thread for the server does not get notifications meanwhile).
+    func scheduleDrain() {
+        let state = loopState
+        guard !state.inbox.isEmpty, !state.drainScheduled else { return }
+        state.drainScheduled = true
+        loop.perform { [self] in drain() }
+    }
+
+    /// Decodes and delivers what the inbox holds, in arrival order (loop thread).
+    private func drain() {
+        let state = loopState
+        state.drainScheduled = false
+        let messages = state.inbox
+        state.inbox.removeAll(keepingCapacity: true)
+        guard !messages.isEmpty, !isClosed else { return }
+        let delegate = delegate
+        var malformed = 0
+        for message in messages {
+            switch RedisWireFormat.envelope(from: message.payload, channel: message.channel) {
+            case .success(let (envelope, _)):
+                delegate?.transportReceived(envelope)
+            case .failure(let reason):
+                malformed += 1
+                delegate?.transportDroppedMalformed(from: "Redis channel \(message.channel)", reason: "\(reason)")
+            }
+        }
+        shared.withLock { shared in
+            shared.metrics.received += messages.count
+            shared.metrics.malformed += malformed
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import CHiredis
+import Foundation
+import Logging
+@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopKit
+
+/// The Redis transport: notifications as Redis pub/sub messages (one channel per name,
+/// ``RedisChannelNaming``; a JSON payload, ``RedisWireFormat``), over two hiredis async
+/// connections run by one ``PortRunLoop`` on its thread — one that publishes, one that is
+/// subscribed (a subscribed Redis connection can issue nothing but (un)subscriptions).
+///
+/// - Posting encodes on the caller's thread and publishes from the loop, in call order per calling
+///   thread. While the connection is down, posts are kept (up to
+///   ``RedisEndpoint/disconnectedPostLimit``, then dropped and counted) and sent once it is back.
+/// - Subscribing reference-counts channels; the first observation of a channel waits for the
+///   server's confirmation, the last one's removal unsubscribes (asynchronously).
+/// - A lost connection (server gone, reset, a command unanswered for
+///   ``RedisEndpoint/commandTimeout``) is reported once to the delegate; both connections are
+///   reopened with back-off (``RedisReconnectPolicy``), every subscription is restored, then kept
+///   posts are sent and the recovery is reported (``TransportDelegate/transportReconnected()``).
+///
+/// Thread-safety: `@unchecked Sendable`. `shared` is guarded by its own lock; `loopState` is read and
+/// written on `loop`'s thread only; the rest is immutable.
+final class RedisTransport: NotificationTransport, @unchecked Sendable {
+    let loop: PortRunLoop
+    let endpoint: RedisEndpoint
+    let logger: Logger
+    let callTimeout: Duration
+    let localName: String?
+
+    /// The private mode the transport's sockets, timers and connection events also run in, so that
+    /// a caller on the loop's thread can wait for the server (``LoopWaiter``).
+    static let waitMode = RunLoop.Mode("PortRunLoopRedis.wait")
+    /// The modes of the transport's sources and connection events.
+    static let modes: [RunLoop.Mode] = [.common, waitMode]
+
+    struct Shared {
+        var state: RedisConnectionState = .connecting
+        var metrics = RedisTransportMetrics()
+        var closed = false
+        weak var delegate: (any TransportDelegate)?
+        var stateObservers: [ObjectIdentifier: RedisStateObservation] = [:]
+    }
+
+    let shared = Locked(Shared())
+
+    /// What the transport keeps on the loop's thread.
+    final class LoopState {
+        var publisher: RedisConnection?
+        var subscriber: RedisConnection?
+        /// Every channel or pattern someone observes, and where it stands at the server.
+        var subscriptions: [SubscriptionKey: SubscriptionState] = [:]
+        /// Subscriptions sent after the subscriber (re)connected and not confirmed yet.
+        var restoring: Set<SubscriptionKey> = []
+        /// The subscriber's opening was handled (its subscriptions sent): until then, `restoring`
+        /// is not yet filled, so the transport cannot be ready.
+        var subscriberSetUp = false
+        /// Both connections up and every subscription restored: posts go out, not into `buffered`.
+        var ready = false
+        var everReady = false
+        /// A loss was reported and the recovery not yet.
+        var lossReported = false
+        var buffered: [PendingPublish] = []
+        var dropReported = false
+        var reconnectDelay: Duration
+        var reconnectTimer: RunLoopTimer?
+        var startWaiters: [LoopWaiter] = []
+        /// Callers of ``flush(timeout:)``, in the order of their PINGs on the publisher.
+        var flushWaiters: [LoopWaiter] = []
+        /// Messages read, waiting for the common-mode drain that hands them to the delegate.
+        var inbox: [IncomingMessage] = []
+        var drainScheduled = false
+
+        init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }
+    }
+
+    nonisolated(unsafe) let loopState: LoopState
+
+    init(endpoint: RedisEndpoint, loop: PortRunLoop, logger: Logger, callTimeout: Duration) {
+        self.loop = loop
+        self.endpoint = endpoint
+        self.logger = logger
+        self.callTimeout = callTimeout
+        self.localName = Self.makeSenderName()
+        self.loopState = LoopState(reconnectDelay: endpoint.reconnectPolicy.initialDelay)
+        BrokenPipeSignal.ignoreIfDefault()
+    }
+
+    /// `host:pid:random`, unique per transport: the `sender` of what it posts.
+    private static func makeSenderName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
+        let random = String(UInt32.random(in: .min ... .max), radix: 16)
+        return "\(host):\(getpid()):\(random)"
+    }
+
+    var isConnected: Bool { shared.withLock { $0.state == .connected } }
+
+    var connectionState: RedisConnectionState { shared.withLock { $0.state } }
+
+    var metrics: RedisTransportMetrics { shared.withLock { $0.metrics } }
+
+    var delegate: (any TransportDelegate)? { shared.withLock { $0.delegate } }
+
+    var isClosed: Bool { shared.withLock { $0.closed } }
+
+    func start(delegate: any TransportDelegate) {
+        shared.withLock { $0.delegate = delegate }
+        onLoop { $0.connect() }
+    }
+
+    /// Waits (at most ``RedisEndpoint/connectTimeout`` plus ``callTimeout``) for the first
+    /// connection; throws ``BusNotificationError/connectionFailed(_:)`` when it was refused or did
+    /// not come (a server that is absent, or a loop that does not run).
+    func waitUntilConnected() throws(BusNotificationError) {
+        let waiter = LoopWaiter()
+        let queued = onLoop { transport in
+            if transport.loopState.ready || transport.loopState.everReady {
+                waiter.finish(.success(()))
+            } else {
+                transport.loopState.startWaiters.append(waiter)
+            }
+        }
+        guard queued else { throw .connectionFailed("\(loop.name) is shut down") }
+        switch waiter.wait(on: loop, timeout: endpoint.connectTimeout + callTimeout) {
+        case .success?: return
+        case .failure(let error)?: throw error
+        case nil: throw .connectionFailed("no connection to \(endpoint) within \(endpoint.connectTimeout + callTimeout) (is \(loop.name) running?)")
+        }
+    }
+
+    /// Runs `body` on the loop's thread: inline there, else queued in the transport's modes (false
+    /// when the loop is shut down).
+    @discardableResult
+    func onLoop(_ body: @escaping @Sendable (RedisTransport) -> Void) -> Bool {
+        if loop.isCurrentThread {
+            body(self)
+            return true
+        }
+        return loop.perform(inModes: Self.modes) { body(self) }
+    }
+
+    // MARK: Closing
+
+    func close() {
+        let first = shared.withLock { shared -> Bool in
+            defer { shared.closed = true }
+            return !shared.closed
+        }
+        guard first else { return }
+        setState(.closed)
+        // A shut-down loop runs nothing any more: its thread is gone, so close here.
+        if !onLoop({ $0.closeNow() }) { closeNow() }
+    }
+
+    private func closeNow() {
+        let state = loopState
+        state.reconnectTimer?.invalidate()
+        state.reconnectTimer = nil
+        state.ready = false
+        // Posts already handed to hiredis are still written and answered (a server that does not
+        // answer is dropped by the command timeout); the subscription ends at once.
+        state.publisher?.closeAfterReplies()
+        state.subscriber?.drop("closed")
+        state.buffered.removeAll()
+        shared.withLock { $0.metrics.bufferedWhileDisconnected = 0 }
+        for waiter in state.startWaiters + state.flushWaiters { waiter.finish(.failure(.disconnected)) }
+        state.startWaiters.removeAll()
+        state.flushWaiters.removeAll()
+        failSubscriptionWaiters(with: .disconnected)
+    }
+
+    // MARK: State
+
+    /// Publishes a new state to ``connectionState`` and its observers.
+    func setState(_ new: RedisConnectionState) {
+        let observers = shared.withLock { shared -> [RedisStateObservation] in
+            if shared.state == .closed || shared.state == new { return [] }
+            shared.state = new
+            return Array(shared.stateObservers.values)
+        }
+        for observer in observers { observer.deliver(new) }
+    }
+
+    func addStateObserver(_ observation: RedisStateObservation) {
+        let current = shared.withLock { shared in
+            shared.stateObservers[ObjectIdentifier(observation)] = observation
+            return shared.state
+        }
+        observation.deliver(current)
+    }
+
+    func removeStateObserver(_ observation: RedisStateObservation) {
+        shared.withLock { _ = $0.stateObservers.removeValue(forKey: ObjectIdentifier(observation)) }
+    }
+}
+
+/// A notification's channel and payload on their way to PUBLISH.
+///
+/// Thread-safety: a value type (bytes).
+struct PendingPublish: Sendable {
+    let channel: [UInt8]
+    let payload: [UInt8]
+}
+
+/// A message read from the subscribed connection, waiting to be decoded and delivered.
+///
+/// Thread-safety: a value type.
+struct IncomingMessage: Sendable {
+    let channel: String
+    let payload: Data
+}

@@ -1,0 +1,70 @@
+/// What a Redis transport has done since it was made (counts only grow, except
+/// ``bufferedWhileDisconnected``, which is the number kept right now).
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertible {
+    /// PUBLISH commands sent to the server.
+    ///
+    /// Thread-safety: a value type.
+    public var published = 0
+    /// PUBLISH commands the server answered.
+    ///
+    /// Thread-safety: a value type.
+    public var publishConfirmed = 0
+    /// PUBLISH commands the server answered with an error (logged).
+    ///
+    /// Thread-safety: a value type.
+    public var publishErrors = 0
+    /// Posts sent but not answered when the connection was lost: the server may or may not have
+    /// delivered them (they are not sent again).
+    ///
+    /// Thread-safety: a value type.
+    public var unconfirmedAtDisconnect = 0
+    /// Posts kept right now, waiting for the connection.
+    ///
+    /// Thread-safety: a value type.
+    public var bufferedWhileDisconnected = 0
+    /// Posts dropped because ``RedisEndpoint/disconnectedPostLimit`` posts were already kept.
+    ///
+    /// Thread-safety: a value type.
+    public var droppedWhileDisconnected = 0
+    /// Messages received on subscribed channels (notifications and malformed ones).
+    ///
+    /// Thread-safety: a value type.
+    public var received = 0
+    /// Messages that were not notification envelopes (dropped; the center counts and logs them too).
+    ///
+    /// Thread-safety: a value type.
+    public var malformed = 0
+    /// Times an established connection was lost.
+    ///
+    /// Thread-safety: a value type.
+    public var connectionLosses = 0
+    /// Connection attempts that failed (refused, timed out).
+    ///
+    /// Thread-safety: a value type.
+    public var failedAttempts = 0
+    /// Times the connection came back after a loss, subscriptions restored.
+    ///
+    /// Thread-safety: a value type.
+    public var reconnections = 0
+    /// SUBSCRIBE and PSUBSCRIBE commands confirmed by the server (restored ones included).
+    ///
+    /// Thread-safety: a value type.
+    public var subscriptionsConfirmed = 0
+
+    /// All zero.
+    ///
+    /// Thread-safety: a value type.
+    public init() {}
+
+    /// The counts on one line.
+    ///
+    /// Thread-safety: a value type.
+    public var description: String {
+        "published \(published), confirmed \(publishConfirmed), errors \(publishErrors), unconfirmed at disconnect \(unconfirmedAtDisconnect), "
+            + "buffered \(bufferedWhileDisconnected), dropped while disconnected \(droppedWhileDisconnected), received \(received), "
+            + "malformed \(malformed), losses \(connectionLosses), failed attempts \(failedAttempts), reconnections \(reconnections), "
+            + "subscriptions confirmed \(subscriptionsConfirmed)"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// A child process whose output (stdout and stderr) is collected as it comes, so a test can wait
+/// for a line; stopped by ``stop()`` (SIGKILL, waited for), and killed when released.
+final class StreamingProcess: @unchecked Sendable {
+    let process = Process()
+    private let condition = NSCondition()
+    private var text = "" // guarded by `condition`
+    private let exited = DispatchSemaphore(value: 0)
+    private let stopped = Locked(false)
+
+    init(_ path: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+        let reader = pipe.fileHandleForReading
+        Thread.detachNewThread { [condition] in
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                condition.lock()
+                self.append(String(decoding: chunk, as: UTF8.self))
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+    }
+
+    private func append(_ chunk: String) { text += chunk } // called with `condition` locked
+
+    var output: String {
+        condition.lock(); defer { condition.unlock() }
+        return text
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Waits until the output contains `needle`, at most `seconds`.
+    func wait(for needle: String, seconds: Double = 20) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock(); defer { condition.unlock() }
+        while !text.contains(needle) {
+            if !condition.wait(until: deadline) { return text.contains(needle) }
+        }
+        return true
+    }
+
+    /// Waits for the process to exit on its own, at most `seconds`; its status, or nil if it did not.
+    func waitForExit(seconds: Double) -> Int32? {
+        guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
+        exited.signal() // keep it signalled for stop()
+        return process.terminationStatus
+    }
+
+    /// Kills the process (SIGKILL) and waits for it. Idempotent.
+    func stop() {
+        guard stopped.withLock({ state in defer { state = true }; return !state }) else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if exited.wait(timeout: .now() + 5) == .timedOut { Issue.record("\(process.executableURL?.path ?? "?") did not exit within 5 s of SIGKILL") }
+        exited.signal()
+    }
+
+    deinit { stop() }
+}
