@@ -150,9 +150,10 @@ let package = Package(
         ),
         .systemLibrary(
             name: "CHiredis",
-            path: "CHiredis",
-            pkgConfig: "hiredis",
-            providers: [.apt(["libhiredis-dev"])]
+            path: "CHiredis"
+            // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a
+            // warning on every build; the headers are in the default include path and the module
+            // map links the library. Scripts/install-deps.sh installs libhiredis-dev.
         ),
         .target(
             name: "PortRunLoopRedis",
