@@ -103,7 +103,11 @@ public protocol LoopMetricsDelegate: AnyObject, Sendable {
 ///
 /// Thread-safety: a value type, made and used on the loop's thread.
 struct TurnStart {
-    let time: ContinuousClock.Instant
+    /// ``System/monotonicSeconds()`` at the start. Not a `ContinuousClock.Instant`: the standard
+    /// library's clock types are resilient, so keeping one here (or an optional `TurnStart`) in
+    /// the run's locals costs value-witness calls on every turn, reported or not; the instant is
+    /// made only when a turn is reported.
+    let startedAt: Double
     /// The wait before the turn, in seconds.
     let sleptBefore: Double
     let performs: Int
@@ -113,7 +117,7 @@ struct TurnStart {
     let fds: Int
 
     init(of loop: PortRunLoop, sleptBefore: Double) {
-        time = .now
+        startedAt = System.monotonicSeconds()
         self.sleptBefore = sleptBefore
         performs = loop.performsRun.value
         jobs = loop.executorJobsRun.value
@@ -148,8 +152,10 @@ extension PortRunLoop {
     func reportTurn(from start: TurnStart, mode: RunLoop.Mode) {
         guard let delegate = ownerMetricsDelegate, !isReportingTurn else { return }
         let jobs = executorJobsRun.value - start.jobs
+        let endTime = ContinuousClock.now
+        let startTime = endTime - .seconds(max(0, System.monotonicSeconds() - start.startedAt))
         let info = LoopTurnInfo(
-            mode: mode, nestingLevel: frames.count - 1, startTime: start.time, endTime: .now,
+            mode: mode, nestingLevel: frames.count - 1, startTime: startTime, endTime: endTime,
             sleepTime: .nanoseconds(Int64((start.sleptBefore * 1e9).rounded())),
             blocksRun: performsRun.value - start.performs - jobs, executorJobsRun: jobs,
             messagesDelivered: messagesDelivered.value - start.messages,

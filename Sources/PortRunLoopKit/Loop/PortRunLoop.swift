@@ -49,62 +49,69 @@ public final class PortRunLoop: @unchecked Sendable {
     private let sharedCommonModes = TracedMutex<Set<RunLoop.Mode>>([.default])
 
     // MARK: Owner-thread-only state (touched only on the loop's thread; no lock).
+    //
+    // `@exclusivity(unchecked)`: these are read and written on every turn, and the run-time
+    // exclusivity checks Swift makes for a class's stored properties (a thread-local access set per
+    // access) were a third of the loop's instructions per fd event. The loop's code never holds an
+    // access to one of them across a call that can run a handler (a nested run may touch them all):
+    // each access is one expression, or a value copied out first. Every test, TSan included, runs
+    // the same code.
 
-    var ownerCommonModes: Set<RunLoop.Mode> = [.default]
-    var frames: [RunFrame] = []
-    var localWork: Deque<QueuedWork> = []
-    var pendingPorts: [MessagePort] = []
+    @exclusivity(unchecked) var ownerCommonModes: Set<RunLoop.Mode> = [.default]
+    @exclusivity(unchecked) var frames: [RunFrame] = []
+    @exclusivity(unchecked) var localWork: Deque<QueuedWork> = []
+    @exclusivity(unchecked) var pendingPorts: [MessagePort] = []
     /// Ports whose batch is being delivered, innermost last: a nested run started by one of their
     /// handlers continues their batch (Semantics R8).
-    var portsInDelivery: [MessagePort] = []
-    var ports: [ObjectIdentifier: PortRegistration] = [:]
-    var timers: [ObjectIdentifier: TimerRegistration] = [:]
-    var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
+    @exclusivity(unchecked) var portsInDelivery: [MessagePort] = []
+    @exclusivity(unchecked) var ports: [ObjectIdentifier: PortRegistration] = [:]
+    @exclusivity(unchecked) var timers: [ObjectIdentifier: TimerRegistration] = [:]
+    @exclusivity(unchecked) var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
     /// The same registrations by fd number (several sources may watch one fd).
-    var fileDescriptorRegistrations: [Int32: [FileDescriptorRegistration]] = [:]
+    @exclusivity(unchecked) var fileDescriptorRegistrations: [Int32: [FileDescriptorRegistration]] = [:]
     /// Every source, grouped by the exact set of modes it is scheduled in (see ``SourceGroup``).
-    var sourceGroups: [ModeSet: SourceGroup] = [:]
+    @exclusivity(unchecked) var sourceGroups: [ModeSet: SourceGroup] = [:]
     /// Moves whenever a group is made or the common modes change.
-    var sourceGroupsGeneration = 0
+    @exclusivity(unchecked) var sourceGroupsGeneration = 0
     /// The last ``sourceGroup(forMode:)`` answer.
-    var lastSingleModeGroup: (mode: RunLoop.Mode, generation: Int, group: SourceGroup)?
+    @exclusivity(unchecked) var lastSingleModeGroup: (mode: RunLoop.Mode, generation: Int, group: SourceGroup)?
     /// The last ``sourceGroups(in:)`` answer.
-    var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
+    @exclusivity(unchecked) var lastGroupLookup: (mode: RunLoop.Mode, generation: Int, groups: [SourceGroup])?
     /// The groups marked ``SourceGroup/isInRunningMode`` (the innermost run's), and for which
     /// mode and generation: what the per-turn questions ("is the mode empty?", "which timer is
     /// next?") read.
-    var activeGroups: [SourceGroup] = []
-    var activeMode: RunLoop.Mode?
-    var activeGeneration = -1
+    @exclusivity(unchecked) var activeGroups: [SourceGroup] = []
+    @exclusivity(unchecked) var activeMode: RunLoop.Mode?
+    @exclusivity(unchecked) var activeGeneration = -1
     /// Taken by each timer scheduling; orders timers due at the same time.
-    var nextTimerSequence: UInt64 = 0
+    @exclusivity(unchecked) var nextTimerSequence: UInt64 = 0
     /// Fd sources libevent reported ready in a mode they are in, in order (see
     /// ``handleReadyFileDescriptors()``).
-    var readyFileDescriptors: Deque<FileDescriptorRegistration> = []
+    @exclusivity(unchecked) var readyFileDescriptors: Deque<FileDescriptorRegistration> = []
     /// Fd sources disarmed because they fired in a mode they are not in (see
     /// ``FileDescriptorRegistration``).
-    var suspendedFileDescriptors: [FileDescriptorRegistration] = []
-    var iterationsSincePoll = 0
+    @exclusivity(unchecked) var suspendedFileDescriptors: [FileDescriptorRegistration] = []
+    @exclusivity(unchecked) var iterationsSincePoll = 0
     /// The owner's knowledge that ``Inbox/parked`` is still set from its last sleep and no producer
     /// has cleared it since (see `waitForEvents`); refreshed under the inbox lock whenever the loop
     /// takes it.
-    var parkedFlagLeftSet = false
+    @exclusivity(unchecked) var parkedFlagLeftSet = false
     /// How many runs were in progress when the executor job running now started (nil: none).
-    var jobStartedAtRunDepth: Int?
+    @exclusivity(unchecked) var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
-    var idleSpin = IdleSpin()
+    @exclusivity(unchecked) var idleSpin = IdleSpin()
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
-    var ownerShutDown = false
+    @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
-    var runEpoch: UInt64 = 0
+    @exclusivity(unchecked) var runEpoch: UInt64 = 0
     /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
-    var ownerMetricsDelegate: (any LoopMetricsDelegate)?
+    @exclusivity(unchecked) var ownerMetricsDelegate: (any LoopMetricsDelegate)?
     /// ``logger`` as this thread knows it (taken from the inbox when it next collects work).
-    var ownerLogger: Logger
+    @exclusivity(unchecked) var ownerLogger: Logger
     /// True while the delegate is being called (its own nested runs are not reported).
-    var isReportingTurn = false
+    @exclusivity(unchecked) var isReportingTurn = false
     /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
-    var beforeWaitingObservers: [BeforeWaitingObserver] = []
+    @exclusivity(unchecked) var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
     // MARK: Metrics.
 
