@@ -21,7 +21,7 @@ extension MessagePort {
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
                             receiveTimeout: Duration) throws(CrossProcessPortError) -> MessagePort.Message {
         guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
-        guard isValid else { throw .invalidPort }
+        guard !gate.isClosed else { throw .invalidPort } // invalidated here; the connection reports the peer's end
         let reply = try connection.request(msgid: msgid, components: components,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))

@@ -1,0 +1,90 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// Messages from another process (the CrossProcessProbe program) to a port published here:
+/// delivered once each, in order, on the owner's thread; held while the owner loop does not run;
+/// bounded by the queue limit through credits (X3–X5).
+@Suite(.serialized) struct CrossProcessDeliveryTests {
+    /// A published port on a loop thread of its own, recording what its handler saw.
+    final class Receiver: @unchecked Sendable {
+        let thread: RunLoopThread
+        let port: MessagePort
+        let published: PublishedMessagePort
+        let seen = Recorder<(msgid: UInt32, onOwner: Bool, bytes: Int)>()
+        private let expected: Int
+        let allArrived = Signal()
+
+        init(_ directory: NameDirectory, name: String, queueLimit: Int, expecting expected: Int,
+             options: CrossProcessPortOptions = CrossProcessPortOptions()) throws {
+            thread = try RunLoopThread(name: "xproc-owner")
+            port = MessagePort(queueLimit: queueLimit)
+            self.expected = expected
+            let loop = thread.loop
+            port.setHandler { [seen, allArrived] message in
+                seen.append((message.msgid, loop.isCurrentThread, message.components.reduce(0) { $0 + $1.count }))
+                if seen.values.count == expected { allArrived.fire() }
+            }
+            thread.loop.add(port, forMode: .default)
+            published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
+        }
+
+        func stop() {
+            published.unpublish()
+            port.invalidate()
+            thread.stop()
+        }
+    }
+
+    @Test func everyMessageArrivesOnceInOrderOnTheOwnerThread() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "order", queueLimit: 5, expecting: 300)
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "order", "300", "10000", "64"])
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 300 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<300).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 64 })
+        #expect(sender.waitForExit() == 0)
+        #expect(receiver.published.statistics.messagesReceived == 300)
+        #expect(receiver.port.statistics.delivered == 300)
+    }
+
+    @Test func messagesAreHeldWhileTheOwnerLoopIsBusyAndZeroDeadlineSendsFailAtOnce() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "held", queueLimit: 3, expecting: 3)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        // Credits = the queue limit (3): three sends succeed while nothing is delivered; the next
+        // ones, with a deadline of now, return false at once (the zero-timeout doorbell).
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "held", "5", "0"])
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 3 2")
+        #expect(sender.lines(startingWith: "REFUSED") == ["REFUSED 3", "REFUSED 4"])
+        #expect(receiver.seen.values.isEmpty)
+        release.fire()
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(receiver.seen.values.map(\.msgid) == [0, 1, 2])
+        #expect(sender.waitForExit() == 0)
+    }
+
+    @Test func aSenderWaitsForCreditsUntilTheReceiverTakesMessages() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "credits", queueLimit: 2, expecting: 40)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "credits", "40", "20000"])
+        #expect(sender.waitForLine(startingWith: "SENT 1") != nil)
+        // Held: the sender has spent its two credits and waits; the port never holds more than the limit.
+        #expect(receiver.port.statistics.queued <= 2)
+        #expect(sender.lines(startingWith: "SENT 2").isEmpty)
+        release.fire()
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 40 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(receiver.seen.values.map(\.msgid) == (0..<40).map(UInt32.init))
+        #expect(sender.waitForExit() == 0)
+    }
+}
