@@ -140,7 +140,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         var bytes: [UInt8]?
         while true {
             if let ended { return .failure(ended) }
-            if credits == 0 && !isReading { drainFrames() }
+            if credits == 0 && !isReading {
+                drainFrames()
+                if let ended { return .failure(ended) } // the drain found the end
+            }
             if credits > 0 {
                 if bytes == nil { bytes = makeFrame(replyPort.map(routeID(for:)) ?? 0).encoded() }
                 switch bytes!.withUnsafeBytes({ System.sendFrame(fd, $0) }) {
@@ -190,6 +193,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// passed. Returns false on timeout; true when something may have changed (look again).
     private func waitForFrames(until deadline: Double) -> Bool {
         guard System.monotonicSeconds() < deadline else { return false }
+        guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
             // Another thread polls the socket; it wakes everyone when it has read.
             return condition.wait(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
