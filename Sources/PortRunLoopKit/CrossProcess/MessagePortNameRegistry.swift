@@ -113,7 +113,7 @@ public struct MessagePortNameRegistry: Sendable {
             published.unpublish()
             throw .invalidPort
         }
-        port.onInvalidation { published.unpublish() }
+        port.onInvalidation { [weak published] in published?.unpublish() }
         logger.debug("MessagePort published", metadata: [LogKey.portName: "\(name)", LogKey.port: "\(port)"])
         return published
     }

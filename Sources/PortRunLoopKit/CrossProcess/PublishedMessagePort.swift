@@ -61,7 +61,16 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
     }
 
-    deinit { receiveBuffer.deallocate() }
+    deinit {
+        // Only reached without unpublication when the loop dropped the listener (it shut down).
+        let (listenerFD, lockFD) = state.withLock { ($0.listenerFD, $0.lockFD) }
+        if listenerFD >= 0 {
+            _ = System.unlink(socketPath)
+            System.closeDescriptor(listenerFD)
+        }
+        if lockFD >= 0 { System.closeDescriptor(lockFD) }
+        receiveBuffer.deallocate()
+    }
 
     /// Counts since publication.
     ///
@@ -146,8 +155,10 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     /// Owner thread: starts watching the listener (called once by `publish`).
     func startListening() throws(PortRunLoopError) {
         let fd = state.withLock { $0.listenerFD }
-        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes) { [weak self] _ in
-            self?.acceptConnections()
+        // The source holds the publication (strongly) until it is cancelled at unpublication: a
+        // published name stays published whether or not its caller keeps this object.
+        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes) { [self] _ in
+            acceptConnections()
         }
         let keep = state.withLock { state -> Bool in
             guard state.isPublished else { return false }

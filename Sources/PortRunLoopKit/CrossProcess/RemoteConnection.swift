@@ -51,6 +51,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     deinit {
+        readSource?.cancel() // before the close, as FileDescriptorSource asks
         if fd >= 0 { System.closeDescriptor(fd) }
         receiveBuffer.deallocate()
     }

@@ -14,6 +14,11 @@ import Synchronization
 /// while the loop is not running (or before the port is scheduled) are held and delivered when it
 /// next runs.
 ///
+/// A port can be published for other processes, and a *remote* port (from
+/// ``MessagePortNameRegistry/remotePort(named:options:readingOn:)``) stands for a port of another
+/// process: its sends cross a Unix socket, bounded by credits instead of a local queue, and it is
+/// never scheduled in a loop (its ``queueLimit`` and handler are unused). See <doc:CrossProcessPorts>.
+///
 /// Thread-safety: `Sendable`; every member is safe from any thread. Handlers run on the loop's thread.
 public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// Mach's default queue limit, `MACH_PORT_QLIMIT_DEFAULT`.
