@@ -52,6 +52,38 @@ import Testing
         #expect(receiver.port.statistics.delivered == 300)
     }
 
+    @Test func threadsSharingARemotePortKeepTheirOwnOrder() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "shared", "3"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "shared")
+        let threads = 4
+        let perThread = 150
+        let finished = DispatchSemaphore(value: 0)
+        let failures = Recorder<UInt32>()
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                for index in 0..<perThread {
+                    let msgid = UInt32(thread * 10_000 + index)
+                    if !remote.send(before: Date(timeIntervalSinceNow: 20), msgid: msgid) { failures.append(msgid) }
+                }
+                finished.signal()
+            }
+        }
+        for _ in 0..<threads { #expect(finished.wait(timeout: .now() + 60) == .success) }
+        #expect(failures.values.isEmpty)
+        let last = (0..<threads).map { "MSG \($0 * 10_000 + perThread - 1) 1" }
+        for line in last { #expect(publisher.waitForLine(startingWith: line) != nil) }
+        let delivered = publisher.lines(startingWith: "MSG").compactMap { UInt32($0.split(separator: " ")[1]) }
+        #expect(delivered.count == threads * perThread)
+        for thread in 0..<threads {
+            let mine = delivered.filter { Int($0) / 10_000 == thread }
+            #expect(mine == (0..<perThread).map { UInt32(thread * 10_000 + $0) })
+        }
+    }
+
     @Test func messagesAreHeldWhileTheOwnerLoopIsBusyAndZeroDeadlineSendsFailAtOnce() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
