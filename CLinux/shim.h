@@ -92,6 +92,25 @@ static inline int portrunloop_poll(int fd, int events, int timeoutMilliseconds) 
     return ready;
 }
 
+/// `poll` on `fd` for `events` (as above) and on `wakeFd` for readability; bit 8 of the result:
+/// `wakeFd` was readable. 0 on timeout, -1 on error.
+static inline int portrunloop_poll_or_wake(int fd, int events, int wakeFd, int timeoutMilliseconds) {
+    struct pollfd entries[2] = {
+        { .fd = fd, .events = 0, .revents = 0 },
+        { .fd = wakeFd, .events = POLLIN, .revents = 0 },
+    };
+    if (events & 1) entries[0].events |= POLLIN;
+    if (events & 2) entries[0].events |= POLLOUT;
+    int rc = poll(entries, 2, timeoutMilliseconds);
+    if (rc <= 0) return rc;
+    int ready = 0;
+    if (entries[0].revents & POLLIN) ready |= 1;
+    if (entries[0].revents & POLLOUT) ready |= 2;
+    if (entries[0].revents & (POLLHUP | POLLERR | POLLNVAL)) ready |= 4;
+    if (entries[1].revents) ready |= 8;
+    return ready;
+}
+
 /// `flock(fd, LOCK_EX | LOCK_NB)`.
 static inline int portrunloop_lock_exclusive(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
 

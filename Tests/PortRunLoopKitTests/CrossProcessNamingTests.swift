@@ -89,8 +89,10 @@ import Testing
         #expect(throws: CrossProcessPortError.nameInUse("mine")) {
             _ = try directory.registry.publish(MessagePort(), as: "mine", on: thread.loop)
         }
-        first.unpublish()
-        #expect(eventually { (try? directory.registry.publish(MessagePort(), as: "mine", on: thread.loop))?.unpublish() != nil })
+        // Unpublished on the loop's thread, the name is free when the call returns.
+        try thread.loop.performAndWait { first.unpublish() }
+        let second = try directory.registry.publish(MessagePort(), as: "mine", on: thread.loop)
+        try thread.loop.performAndWait { second.unpublish() }
     }
 
     @Test func theNameOfAKilledPublisherIsReclaimed() throws {

@@ -138,17 +138,6 @@ struct NameDirectory: Sendable {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Waits (at most `seconds`) until `condition` holds, checking it every few milliseconds: for
-/// state another process changes, which no local signal reports.
-func eventually(seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let deadline = Date(timeIntervalSinceNow: seconds)
-    while !condition() {
-        if Date() >= deadline { return false }
-        usleep(2_000)
-    }
-    return true
-}
-
 /// Connects a raw `SOCK_SEQPACKET` socket to a published name (to write hand-made frames).
 func rawConnection(to directory: NameDirectory, name: String) -> Int32 {
     let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)

@@ -194,7 +194,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         guard fd >= 0 else { return }
         source?.cancel()
         writeWatch?.cancel()
-        System.closeDescriptor(fd)
+        // Counted (and reported) before the peer can see the end: whoever sees it finds it counted.
         publication.connectionEnded(self, reason: reason)
+        System.closeDescriptor(fd)
     }
 }

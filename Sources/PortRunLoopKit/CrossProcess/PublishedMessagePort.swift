@@ -188,8 +188,8 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             }
             let peer = CrossProcessPeer(processID: credentials.pid, userID: credentials.uid, groupID: credentials.gid)
             guard options.allows(peer.userID) else {
+                state.withLock { $0.statistics.connectionsRefused += 1 } // counted before the peer sees the end
                 System.closeDescriptor(accepted)
-                state.withLock { $0.statistics.connectionsRefused += 1 }
                 logger.warning("MessagePort refused a connection from a user id that is not allowed", metadata: [
                     LogKey.portName: "\(name)", LogKey.peer: "\(peer)"])
                 continue

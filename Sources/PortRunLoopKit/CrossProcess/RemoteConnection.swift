@@ -9,7 +9,9 @@ import Logging
 /// is done by whichever thread needs frames: one thread at a time polls the socket (`isReading`)
 /// while the others wait on the condition; whoever reads processes every frame waiting (credits,
 /// replies, routed messages) and wakes the others. A loop given at lookup also reads, whenever
-/// the socket is readable, so messages to reply ports arrive without a send.
+/// the socket is readable, so messages to reply ports arrive without a send; when it read frames
+/// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
+/// thread would otherwise wait in `poll` for data the loop already took.
 ///
 /// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition`'s mutex;
 /// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
@@ -36,6 +38,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private var routeIDs: [ObjectIdentifier: UInt64] = [:]
     private var nextRouteID: UInt64 = 1
     private var readSource: FileDescriptorSource?
+    /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
+    private var wakeFD: Int32 = -1
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
     private(set) var dropped = 0
@@ -53,16 +57,24 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
         if fd >= 0 { System.closeDescriptor(fd) }
+        if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
     }
 
     /// Watches the socket on `loop` so frames are read as they arrive.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
-        let fd = condition.withLock { self.fd }
+        let wake = try System.makeEventfd()
+        let fd = condition.withLock { () -> Int32 in
+            wakeFD = wake
+            return self.fd
+        }
         guard fd >= 0 else { return }
         let source = try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
             guard let self else { return }
-            condition.withLock { drainFrames() }
+            condition.withLock {
+                drainFrames()
+                if isReading { System.signalEventfd(wakeFD) }
+            }
             condition.broadcast()
         }
         condition.withLock { readSource = source }
@@ -202,9 +214,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         isReading = true
         let fd = self.fd
         condition.unlock()
-        let ready = System.poll(fd, for: .readable, untilMonotonic: deadline)
+        let ready = System.poll(fd, for: .readable, orWake: wakeFD, untilMonotonic: deadline)
         condition.lock()
         isReading = false
+        if ready.contains(.woken) { System.resetEventfd(wakeFD) }
         if ended == nil { drainFrames() }
         closeIfEnded()
         condition.broadcast()

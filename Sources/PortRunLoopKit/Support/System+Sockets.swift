@@ -108,20 +108,30 @@ extension System {
         static let writable = PollEvents(rawValue: 2)
         /// `POLLHUP`, `POLLERR` or `POLLNVAL`.
         static let hangUp = PollEvents(rawValue: 4)
+        /// The wake eventfd of ``System/poll(_:for:orWake:untilMonotonic:)`` was signalled.
+        static let woken = PollEvents(rawValue: 8)
     }
 
     /// Waits until `fd` is ready for `events` or the monotonic `deadline` passes (`.infinity`: no
     /// deadline; now or past: one check). Returns what was ready (empty: timed out).
-    static func poll(_ fd: Int32, for events: PollEvents, untilMonotonic deadline: Double) -> PollEvents {
+    static func poll(_ fd: Int32, for events: PollEvents, orWake wakeFD: Int32 = -1,
+                     untilMonotonic deadline: Double) -> PollEvents {
         while true {
             let remaining = deadline - monotonicSeconds()
             let timeout: Int32 = deadline == .infinity ? -1
                 : remaining <= 0 ? 0 : Int32(min((remaining * 1000).rounded(.up), 3_600_000))
-            let rc = portrunloop_poll(fd, events.rawValue, timeout)
+            let rc = wakeFD >= 0 ? portrunloop_poll_or_wake(fd, events.rawValue, wakeFD, timeout)
+                                 : portrunloop_poll(fd, events.rawValue, timeout)
             if rc > 0 { return PollEvents(rawValue: rc) }
             if rc < 0 && errno != EINTR { return .hangUp }
             if rc == 0 && (timeout == 0 || monotonicSeconds() >= deadline) { return [] }
         }
+    }
+
+    /// Reads an eventfd's counter back to zero (non-blocking; nothing to read is fine).
+    static func resetEventfd(_ fd: Int32) {
+        var value: UInt64 = 0
+        _ = read(fd, &value, 8)
     }
 
     /// `open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)`.
