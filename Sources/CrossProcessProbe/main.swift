@@ -46,7 +46,7 @@ case "publish":
     let loop = owner.loop
     port.setHandler { message in
         say("MSG \(message.msgid) \(loop.isCurrentThread ? 1 : 0) \(message.components.reduce(0) { $0 + $1.count })")
-        if replies { message.reply(msgid: message.msgid + 1000, components: message.components) }
+        if replies { message.reply(msgid: message.msgid + 1000, components: message.components, before: Date(timeIntervalSinceNow: 5)) }
     }
     owner.loop.add(port, forMode: .default)
     let held = DispatchSemaphore(value: 0)

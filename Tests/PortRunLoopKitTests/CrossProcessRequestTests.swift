@@ -45,9 +45,9 @@ import Testing
         let port = MessagePort()
         let answered = Recorder<Bool>()
         port.setHandler { message in
-            answered.append(message.reply(msgid: message.msgid + 1000, components: message.components))
+            answered.append(message.reply(msgid: message.msgid + 1000, components: message.components, before: Date(timeIntervalSinceNow: 5)))
             // One reply per request: a second one is refused.
-            answered.append(message.reply(msgid: 0))
+            answered.append(message.reply(msgid: 0, before: Date(timeIntervalSinceNow: 5)))
         }
         thread.loop.add(port, forMode: .default)
         let published = try directory.registry.publish(port, as: "replier", on: thread.loop)

@@ -55,12 +55,15 @@ extension MessagePort.Message {
     /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``; one reply per
     /// request), a message to the reply port another process named, or a send to a local reply port.
     ///
+    /// - Parameter date: how long to wait for room (a local reply port's queue, or the socket of
+    ///   the process to answer). There is deliberately no default: a handler that waits runs on
+    ///   its loop's thread, and a peer that does not read could otherwise hold that loop.
     /// - Returns: false when there is no reply port, it is invalid (its process or connection is
     ///   gone, or the request was already answered), or it stayed full until `date`.
     ///
     /// Thread-safety: any thread.
     @discardableResult
-    public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date = .distantFuture) -> Bool {
+    public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date) -> Bool {
         replyPort?.send(before: date, msgid: msgid, components: components) ?? false
     }
 }
