@@ -43,7 +43,14 @@ let package = Package(
         // C that needs system headers or libevent: the epoll and libevent floors of the
         // server-shaped scenarios, socket set-up, and the echo server's load generator. Its headers
         // include no system header (same rule as CBenchSupport's).
-        .target(name: "CBenchNative", dependencies: ["CBenchLibEvent"], path: "Sources/CBenchNative"),
+        .target(name: "CBenchNative", dependencies: ["CBenchLibEvent", "CBenchDBus"], path: "Sources/CBenchNative"),
+        // libdbus-1 for the D-Bus floor of the cross-process scenarios (cbench_dbus.c).
+        .systemLibrary(
+            name: "CBenchDBus",
+            path: "Sources/CBenchDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
         // The harness and every peer except NIO (shared by both benchmark targets).
         .target(
             name: "BenchSupport",
@@ -76,6 +83,13 @@ let package = Package(
             ],
             path: "Benchmarks/PortRunLoopBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The second process of the cross-process scenarios: serves one transport, or sends bursts
+        // on command (see its main.swift). Built beside the benchmarks by Scripts/run-benchmarks.sh.
+        .executableTarget(
+            name: "CrossProcessBenchPeer",
+            dependencies: ["BenchSupport", "NIOPeer", "CBenchNative"],
+            path: "Sources/CrossProcessBenchPeer"
         ),
         .executableTarget(
             name: "PortRunLoopGuards",

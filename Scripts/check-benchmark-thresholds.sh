@@ -5,8 +5,9 @@
 #
 #   Scripts/check-benchmark-thresholds.sh
 #
-# Installs nothing. Needs on the machine: swift, python3 (standard library only), and the apt
-# packages libevent-dev (the library and the benchmarks' libevent floor link it). The benchmark
+# Needs swift and python3 (standard library only); installs the apt packages the benchmark package
+# links if they are missing: libevent-dev (the library and the libevent floor) and libdbus-1-dev
+# (the D-Bus floor of the cross-process scenarios, in the same C target). The benchmark
 # package's malloc counting comes from ordo-one/benchmark's malloc interposer (Swift 6.3), which
 # needs no system package (libjemalloc-dev is only needed by Swift <= 6.2 toolchains).
 #
@@ -20,6 +21,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/portrunloop-guards.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
+"$root/Scripts/install-deps.sh" libdbus-1-dev
 cd "$root/Benchmarks"
 start=$(date +%s)
 if ! swift package --allow-writing-to-directory "$out" benchmark --target PortRunLoopGuards \

@@ -306,6 +306,7 @@ def server_targets(run, label, row):
     if entry and entry.raw("eventRegistrations"):
         x = max(entry.raw("eventRegistrations")) / max(1, entry.ops_p50())
         row("event_add + event_del per run entry of an unchanged mode = 0 (10k fd sources, 1k timers)", label, f"{x:g}", x == 0)
+    cross_process_targets(run, label, row)
 
 
 # ----------------------------------------------------------------------------- server-shaped scenarios
@@ -394,9 +395,52 @@ def echo_table(run, label):
     return lines if len(lines) > 4 else []
 
 
+CROSS_PROCESS_PEERS = ["Raw", "NIO", "DBus", "Ours"]
+
+
+def cross_process_table(run, label):
+    lines = [f"#### Cross-process ({label}): a server in a second process, 16-byte messages", "",
+             "| transport | round trip µs (p50 of samples) | round-trip p99 µs | 1 sender ns/msg | 4 sender processes ns/msg | "
+             "mallocs/msg (1 sender, sending side) | × Raw (round trip) | × Raw (1 sender) |",
+             "|:--|--:|--:|--:|--:|--:|--:|--:|"]
+    raw_rt, raw_1p = run.get("CrossProcess.RoundTrip.Raw"), run.get("CrossProcess.Throughput1P.Raw")
+    for peer in CROSS_PROCESS_PEERS:
+        rt, one, four = (run.get(f"CrossProcess.{s}.{peer}") for s in ("RoundTrip", "Throughput1P", "Throughput4P"))
+        if not (rt or one or four):
+            continue
+        p99 = rt.raw("p99Ns") if rt else None
+        x_rt = f"{rt.per_op_ns(50) / raw_rt.per_op_ns(50):.2f}×" if rt and raw_rt else "–"
+        x_1p = f"{one.per_op_ns(50) / raw_1p.per_op_ns(50):.2f}×" if one and raw_1p else "–"
+        lines.append(f"| {peer} | {fmt(rt.per_op_ns(50) / 1e3, 2) if rt else '–'} | {fmt(percentile(p99, 50) / 1e3, 2) if p99 else '–'} | "
+                     f"{fmt(one.per_op_ns(50)) if one else '–'} | {fmt(four.per_op_ns(50)) if four else '–'} | "
+                     f"{fmt_count(one.per_op('Malloc (total)')) if one else '–'} | {x_rt} | {x_1p} |")
+    return lines if len(lines) > 4 else []
+
+
+def cross_process_targets(run, label, row):
+    """The cross-process targets: ours against the raw SOCK_SEQPACKET floor and D-Bus, one run."""
+    get = lambda scenario, peer: run.get(f"CrossProcess.{scenario}.{peer}")
+    for scenario, what in (("Throughput1P", "1 sender"), ("Throughput4P", "4 sender processes")):
+        ours, raw = get(scenario, "Ours"), get(scenario, "Raw")
+        if ours and raw:
+            x = ours.per_op_ns(50) / raw.per_op_ns(50)
+            row(f"cross-process throughput ≥ 1/1.3 of the raw socket floor ({what}; time per message)", label, f"{x:.2f}×", x <= 1.3)
+    ours, raw, dbus = get("RoundTrip", "Ours"), get("RoundTrip", "Raw"), get("RoundTrip", "DBus")
+    if ours and raw:
+        x = ours.per_op_ns(50) / raw.per_op_ns(50)
+        row("cross-process round trip ≤ 1.3× the raw socket floor", label, f"{x:.2f}×", x <= 1.3)
+    if ours and dbus:
+        x = dbus.per_op_ns(50) / ours.per_op_ns(50)
+        row("cross-process round trip ≥ 2× faster than a D-Bus method call", label, f"{x:.2f}×", x >= 2)
+    one = get("Throughput1P", "Ours")
+    if one:
+        m = one.per_op("Malloc (total)")
+        row("0 mallocs per cross-process message on the sending side (no components)", label, fmt_count(m), m is not None and m < 0.01)
+
+
 def server_tables(run, label):
     lines = []
-    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table):
+    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table, cross_process_table):
         rows = table(run, label)
         if rows:
             lines += rows + [""]

@@ -12,7 +12,8 @@
 #   benchmarks-throughput.svg, benchmarks-roundtrip.svg          the charts
 # With PORTRUNLOOP_BENCH_UPDATE_DOCS=1 the charts are also copied to Docs/.
 #
-# Needs: swift, python3 (standard library only), taskset (util-linux), libevent-dev. One run takes
+# Needs: swift, python3 (standard library only), taskset (util-linux); installs libevent-dev, dbus
+# and libdbus-1-dev if missing (the cross-process scenarios start a private dbus-daemon). One run takes
 # ~13 minutes on 2 vCPUs (the two runs ~26; ~3 of each are the server-shaped scenarios) after a
 # ~5 minute first build. Wall-clock numbers on a
 # shared VM are noisy: compare ratios within one run, not numbers across runs.
@@ -32,7 +33,10 @@ out=$(cd "$out" && pwd)
 } > "$out/machine.txt"
 cat "$out/machine.txt"
 
+"$root/Scripts/install-deps.sh" dbus libdbus-1-dev
 cd "$root/Benchmarks"
+# The cross-process scenarios start this second process; it must sit beside the benchmark binary.
+swift build -c release --product CrossProcessBenchPeer
 run() { # label, then an optional command prefix (taskset)
     local label=$1; shift
     echo "== $label run =="

@@ -236,8 +236,9 @@ extension PortRunLoop {
     /// With work already in the inbox it does not wait: it only polls libevent, at most every 8th
     /// turn, so fd sources and timers are never starved by a busy queue. Otherwise it spins first
     /// if a burst is in progress (``IdleSpin``), then parks: sets ``Inbox/parked`` under the inbox
-    /// lock (after which the first producer rings the ``Doorbell``), arms the ``WakeTimer`` and
-    /// blocks in `event_base_loop`.
+    /// lock (after which the first producer rings the ``Doorbell``), and blocks: in
+    /// `event_base_loop` with the ``WakeTimer`` armed, or, when the mode has no fd source and there
+    /// is no time to wake at, in `read(2)` on the doorbell (``Doorbell/waitForRing()``).
     private func waitForEvents(until wake: Double, now: Double) {
         if workHint.pointee.load(ordering: .acquiring) {
             pollOccasionally()
@@ -267,8 +268,13 @@ extension PortRunLoop {
         }
         iterationsSincePoll = 0
         sleeps.increment()
-        wakeTimer.arm(for: wake)
-        base.runOnce(blocking: true)
+        if wake == .infinity && !runningModeHasFileDescriptors() {
+            // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
+            doorbell.waitForRing()
+        } else {
+            wakeTimer.arm(for: wake)
+            base.runOnce(blocking: true)
+        }
         guard workHint.pointee.load(ordering: .acquiring) else {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
             // (it then rings once although the loop is awake, which only makes a later wait
@@ -284,6 +290,13 @@ extension PortRunLoop {
         }
         parkedFlagLeftSet = false
         idleSpin.slept(gap: rangAt.map { $0 - idleStart } ?? .infinity)
+    }
+
+    /// True when a source group of the running mode holds an fd source (the wait must then be in
+    /// libevent, which reports its readiness). A few groups, not a walk over the sources.
+    private func runningModeHasFileDescriptors() -> Bool {
+        for group in activeGroups where group.fileDescriptors > 0 { return true }
+        return false
     }
 
     /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep).

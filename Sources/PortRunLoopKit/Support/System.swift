@@ -47,16 +47,17 @@ enum System {
         return fd
     }()
 
-    /// `eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)`.
+    /// `eventfd(0, EFD_CLOEXEC)`: blocking, because a loop with nothing but work to wait for sleeps
+    /// in `read(2)` on it (``waitEventfd(_:)``); libevent never reads it (see ``Doorbell``).
     static func makeEventfd() throws(PortRunLoopError) -> Int32 {
-        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        let fd = eventfd(0, Int32(EFD_CLOEXEC))
         guard fd >= 0 else { throw .eventCreationFailed }
         return fd
     }
 
-    /// `write(fd, 1)` on an eventfd: adds one to its counter. The counter is never read (the
-    /// doorbell is edge-triggered), so in the impossible case that it is full (`EAGAIN` at
-    /// 2^64 − 2) it is emptied with `read` and written again.
+    /// `write(fd, 1)` on an eventfd: adds one to its counter. While the loop waits in libevent the
+    /// counter is not read (the doorbell is edge-triggered there), so in the impossible case that
+    /// it is full (`EAGAIN` at 2^64 − 2) it is emptied with `read` and written again.
     static func signalEventfd(_ fd: Int32) {
         var one: UInt64 = 1
         while write(fd, &one, 8) != 8 {
@@ -69,6 +70,14 @@ enum System {
                 preconditionFailure("PortRunLoop: write to the loop's eventfd failed, errno \(errno)")
             }
         }
+    }
+
+    /// `read(fd, 8)` on a blocking eventfd: sleeps until its counter is non-zero, then zeroes it.
+    /// Returns early on a signal (`EINTR`), which the caller treats as a spurious wake-up.
+    static func waitEventfd(_ fd: Int32) {
+        var count: UInt64 = 0
+        let n = read(fd, &count, 8)
+        precondition(n == 8 || errno == EINTR, "PortRunLoop: read from the loop's eventfd failed, errno \(errno)")
     }
 
     /// `close(fd)`, once: on Linux the fd is released even when `close` reports `EINTR`.

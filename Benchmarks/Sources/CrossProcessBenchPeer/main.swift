@@ -1,0 +1,63 @@
+// The second process of the cross-process benchmarks (Benchmarks/Sources/BenchSupport/CrossProcess.swift).
+//
+//   CrossProcessBenchPeer serve raw|nio|dbus ADDRESS   serves the exchange; prints "ready" once it does
+//   CrossProcessBenchPeer send raw|nio|dbus ADDRESS SIZE
+//       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
+//       flush and prints "done"; exits at the end of stdin.
+// ADDRESS is a socket path (raw, nio) or a bus address (dbus).
+import BenchSupport
+import CBenchNative
+import Foundation
+import NIOPeer
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("CrossProcessBenchPeer: \(message)\n".utf8))
+    exit(2)
+}
+
+/// One line to the benchmark, unbuffered (it waits for it).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4 else { fail("usage: serve|send TRANSPORT ADDRESS [SIZE]") }
+let (role, transport, address) = (arguments[1], arguments[2], arguments[3])
+
+switch (role, transport) {
+case ("serve", "raw"):
+    if cbench_seqpacket_serve(address, 1) != 0 { fail("raw server on \(address): errno \(errno)") }
+case ("serve", "dbus"):
+    if cbench_dbus_serve(address, 1) != 0 { fail("D-Bus server on \(address) failed") }
+case ("serve", "nio"):
+    do {
+        let server = try NIOUnixSocketServer(path: address)
+        say("ready")
+        server.wait()
+    } catch {
+        fail("NIO server on \(address): \(error)")
+    }
+case ("send", _):
+    guard arguments.count >= 5, let size = Int(arguments[4]) else { fail("send needs a SIZE") }
+    let connect: CrossProcessTransport
+    switch transport {
+    case "raw": connect = .raw
+    case "dbus": connect = .dbus
+    case "nio": connect = .nio
+    default: fail("unknown transport \(transport)")
+    }
+    do {
+        let client = try connect.connect(address)
+        say("ready")
+        while let line = readLine() {
+            guard line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) else { fail("bad command '\(line)'") }
+            try client.burst(count, size: size)
+            say("done")
+        }
+        client.close()
+    } catch {
+        fail("\(transport) sender to \(address): \(error)")
+    }
+default:
+    fail("unknown role \(role) or transport \(transport)")
+}
