@@ -49,7 +49,43 @@ import Testing
         #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 64 })
         #expect(sender.waitForExit() == 0)
         #expect(receiver.published.statistics.messagesReceived == 300)
+        // The last handler call signalled from inside; its delivery is counted once it returns.
+        #expect(receiver.port.waitForRunningHandlers(timeout: .seconds(10)))
         #expect(receiver.port.statistics.delivered == 300)
+    }
+
+    @Test func largeMessagesWaitForRoomInTheSocket() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // 64 credits of 60 KB are more than a socket buffer holds: sends also wait for room.
+        let receiver = try Receiver(directory, name: "large", queueLimit: 64, expecting: 120)
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "large", "120", "20000", "60000"])
+        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 120 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<120).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.bytes == 60000 })
+        #expect(sender.waitForExit() == 0)
+    }
+
+    @Test func aFullSocketBoundsSendsEvenWithCreditsLeft() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "socket-full", queueLimit: 64, expecting: 1)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        // 64 credits, but the socket holds only a few 60 KB frames: with a deadline of now the
+        // sends beyond what it holds fail at once (nothing is buffered in the sender).
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "socket-full", "64", "0", "60000"])
+        let done = sender.waitForLine(startingWith: "DONE")?.split(separator: " ").compactMap { Int($0) } ?? []
+        #expect(done.count == 2)
+        let sent = done.first ?? 0
+        #expect(sent >= 1 && sent < 64)
+        #expect(sender.lines(startingWith: "SENT").count == sent)
+        release.fire()
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(sender.waitForExit() == 0)
     }
 
     @Test func threadsSharingARemotePortKeepTheirOwnOrder() throws {

@@ -55,6 +55,7 @@ import Testing
         let requester = try CrossProcessProbeProcess(["request", directory.path, "replier", "5000", "5000"])
         #expect(requester.waitForLine(startingWith: "REPLY") == "REPLY 1007 ping")
         #expect(requester.waitForExit() == 0)
+        #expect(port.waitForRunningHandlers(timeout: .seconds(10))) // the handler sent the reply before it recorded it
         #expect(answered.values == [true, false])
     }
 

@@ -1,5 +1,5 @@
 /// Failures of cross-process ports (``MessagePortNameRegistry``, ``PublishedMessagePort``, remote
-/// ports and ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``).
+/// ports and ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``).
 ///
 /// Thread-safety: a value type; `Sendable`.
 public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -25,7 +25,7 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
     case invalidPort
     /// The process at the other end closed the connection or died while the call waited.
     case peerDied
-    /// The call needs a remote port (one made by ``MessagePortNameRegistry/remotePort(named:options:)``).
+    /// The call needs a remote port (one made by ``MessagePortNameRegistry/remotePort(named:options:readingOn:)``).
     case notARemotePort
     /// A system call failed with this errno.
     case systemCallFailed(String, errno: Int32)

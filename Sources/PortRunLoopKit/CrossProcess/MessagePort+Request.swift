@@ -10,6 +10,8 @@ extension MessagePort {
     /// loop's thread that is safe as long as the receiver does not need that loop to answer.
     ///
     /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
     ///   - sendTimeout: how long to wait for a credit (the receiver's queue is full) or room in the socket.
     ///   - receiveTimeout: how long to wait for the reply once sent.
     /// - Returns: the reply: its `msgid`, `components`, and this port as `receivePort`.
@@ -28,9 +30,17 @@ extension MessagePort {
         return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self)
     }
 
-    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)`` for async callers: the wait
-    /// runs on a thread of its own, so no cooperative-pool thread blocks. Cancellation does not
-    /// end the wait early (the timeouts bound it).
+    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers: the
+    /// wait runs on a thread of its own, so no cooperative-pool thread blocks. Cancellation does
+    /// not end the wait early (the timeouts bound it).
+    ///
+    /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
+    ///   - sendTimeout: how long to wait for a credit or room in the socket.
+    ///   - receiveTimeout: how long to wait for the reply once sent.
+    /// - Returns: the reply.
+    /// - Throws: as the synchronous form.
     ///
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
@@ -52,12 +62,15 @@ extension MessagePort {
 
 extension MessagePort.Message {
     /// Answers this message on its ``replyPort``: the reply to a request from another process
-    /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``; one reply per
+    /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``; one reply per
     /// request), a message to the reply port another process named, or a send to a local reply port.
     ///
-    /// - Parameter date: how long to wait for room (a local reply port's queue, or the socket of
-    ///   the process to answer). There is deliberately no default: a handler that waits runs on
-    ///   its loop's thread, and a peer that does not read could otherwise hold that loop.
+    /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
+    ///   - date: how long to wait for room (a local reply port's queue, or the socket of
+    ///     the process to answer). There is deliberately no default: a handler that waits runs on
+    ///     its loop's thread, and a peer that does not read could otherwise hold that loop.
     /// - Returns: false when there is no reply port, it is invalid (its process or connection is
     ///   gone, or the request was already answered), or it stayed full until `date`.
     ///

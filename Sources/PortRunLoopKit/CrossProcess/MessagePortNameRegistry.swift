@@ -47,6 +47,14 @@ public struct MessagePortNameRegistry: Sendable {
     /// (lock free) is reclaimed. Each connection starts with the port's current queue limit as its
     /// credits.
     ///
+    /// - Parameters:
+    ///   - port: the port to publish (a local one; it stays usable locally).
+    ///   - name: the name: 1 or more of `[A-Za-z0-9._-]`, not starting with a dot.
+    ///   - loop: the loop whose thread reads the connections (the port's loop).
+    ///   - modes: the modes the listener and connections are watched in.
+    ///   - options: the largest frame accepted, and the user ids allowed to connect.
+    /// - Returns: the publication; the name stays published until it is unpublished or the port
+    ///   is invalidated.
     /// - Throws: ``CrossProcessPortError/invalidName(_:reason:)``,
     ///   ``CrossProcessPortError/unsafeDirectory(_:reason:)``, ``CrossProcessPortError/nameInUse(_:)``,
     ///   ``CrossProcessPortError/invalidPort`` (the port is invalid, or the loop shut down),
@@ -121,11 +129,12 @@ public struct MessagePortNameRegistry: Sendable {
     /// Looks `name` up and returns a remote port: a ``MessagePort`` whose sends go to the port
     /// published under that name (`CFMessagePortCreateRemote`). Send to it with
     /// ``MessagePort/send(before:msgid:components:from:)`` (each message spends a credit; with none
-    /// left the send waits until its date) or ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``.
+    /// left the send waits until its date) or ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``.
     /// Its ``MessagePort/isValid`` turns false when the publisher goes away; ``MessagePort/invalidate()``
     /// closes the connection. A remote port cannot be scheduled in a loop.
     ///
     /// - Parameters:
+    ///   - name: the name the port was published under.
     ///   - options: the maximum size of frames the publisher may send back, and the user ids the
     ///     publisher may run as (`SO_PEERCRED`; default: this process's).
     ///   - loop: a loop that reads what the publisher sends back (credits, replies, messages to reply

@@ -27,6 +27,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private var fd: Int32
     private var credits: Int
     private var isReading = false
+    /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
+    /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
+    private var polling = 0
     /// Why the connection ended; nil while open.
     private var ended: CrossProcessPortError?
     private var nextRequestID: UInt64 = 1
@@ -166,10 +169,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 case .wouldBlock:
                     // The socket is full (large frames): wait for room, without the lock.
                     let fd = self.fd
+                    polling += 1
                     condition.unlock()
                     let ready = System.monotonicSeconds() < deadline
                         ? System.poll(fd, for: .writable, untilMonotonic: deadline) : []
                     condition.lock()
+                    polling -= 1
+                    closeIfEnded()
+                    if let ended { return .failure(ended) }
                     if ready.isEmpty { return .failure(.sendTimedOut) }
                 case .closed:
                     markEnded(.peerDied)
@@ -212,11 +219,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             return condition.wait(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
         }
         isReading = true
+        polling += 1
         let fd = self.fd
+        let wake = wakeFD
         condition.unlock()
-        let ready = System.poll(fd, for: .readable, orWake: wakeFD, untilMonotonic: deadline)
+        let ready = System.poll(fd, for: .readable, orWake: wake, untilMonotonic: deadline)
         condition.lock()
         isReading = false
+        polling -= 1
         if ready.contains(.woken) { System.resetEventfd(wakeFD) }
         if ended == nil { drainFrames() }
         closeIfEnded()
@@ -293,7 +303,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// With the lock held: once ended and nobody polls the fd, stops the loop's read source (first,
     /// as FileDescriptorSource asks) and closes the fd. Cancelling takes no lock of ours.
     private func closeIfEnded() {
-        guard ended != nil, !isReading, fd >= 0 else { return }
+        guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
         System.closeDescriptor(fd)
