@@ -68,6 +68,11 @@ let package = Package(
             name: "MainQueueProbe",
             dependencies: ["PortRunLoopKit"]
         ),
+        // The other process of the cross-process port tests (CrossProcess*Tests run it).
+        .executableTarget(
+            name: "CrossProcessProbe",
+            dependencies: ["PortRunLoopKit"]
+        ),
         .testTarget(
             name: "PortRunLoopKitTests",
             dependencies: [

@@ -1,11 +1,129 @@
-// The Linux system calls Swift's Glibc module does not export: epoll(7) and eventfd(2).
-// PortRunLoopKit's Support/System.swift is their only user: it asks the kernel whether it can
-// watch an fd (on whatever thread `watch` is called, before the loop's libevent base registers it
-// on the loop's own thread), and makes each loop's doorbell eventfd.
+// The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7) and
+// eventfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
+// SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC). PortRunLoopKit's Support/System*.swift files are
+// their only users.
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
 #define PORTRUNLOOP_CLINUX_SHIM_H
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <string.h>
+#include <poll.h>
+
+/// The most bytes of a socket path, without the terminating NUL (`sizeof(sun_path) - 1`).
+static inline int portrunloop_max_socket_path(void) {
+    struct sockaddr_un address;
+    return (int)sizeof(address.sun_path) - 1;
+}
+
+/// `socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)`.
+static inline int portrunloop_seqpacket_socket(void) {
+    return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+static inline int portrunloop_fill_address(struct sockaddr_un *address, const char *path) {
+    size_t length = strlen(path);
+    if (length == 0 || length >= sizeof(address->sun_path)) { errno = ENAMETOOLONG; return -1; }
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    memcpy(address->sun_path, path, length);
+    return 0;
+}
+
+/// `bind(fd, path)` then `listen(fd, backlog)`.
+static inline int portrunloop_bind_listen(int fd, const char *path, int backlog) {
+    struct sockaddr_un address;
+    if (portrunloop_fill_address(&address, path) != 0) return -1;
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) return -1;
+    return listen(fd, backlog);
+}
+
+/// `connect(fd, path)`; on a non-blocking socket EAGAIN means the listener's backlog is full.
+static inline int portrunloop_connect(int fd, const char *path) {
+    struct sockaddr_un address;
+    if (portrunloop_fill_address(&address, path) != 0) return -1;
+    return connect(fd, (struct sockaddr *)&address, sizeof address);
+}
+
+/// `accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)`.
+static inline int portrunloop_accept(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/// `getsockopt(SO_PEERCRED)`: the pid, uid and gid of the process at the other end of a connected
+/// Unix socket, as the kernel recorded them at connect/listen time. (The layout of `struct ucred`,
+/// which glibc declares only under _GNU_SOURCE.)
+static inline int portrunloop_peer_credentials(int fd, int *pid, unsigned *uid, unsigned *gid) {
+    struct { int pid; unsigned uid; unsigned gid; } credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *pid = credentials.pid; *uid = credentials.uid; *gid = credentials.gid;
+    return 0;
+}
+
+/// `send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT)`: never raises SIGPIPE, never blocks.
+static inline long portrunloop_send_frame(int fd, const void *bytes, unsigned long length) {
+    return (long)send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/// `recv(fd, buffer, capacity, MSG_DONTWAIT | MSG_TRUNC)`: one whole frame; the result is the
+/// frame's real length even when it did not fit (then only `capacity` bytes were copied).
+static inline long portrunloop_receive_frame(int fd, void *buffer, unsigned long capacity) {
+    return (long)recv(fd, buffer, capacity, MSG_DONTWAIT | MSG_TRUNC);
+}
+
+/// `poll` on one fd; `events`: 1 readable, 2 writable. Returns the ready set (4: hang-up or error),
+/// 0 on timeout, -1 on error.
+static inline int portrunloop_poll(int fd, int events, int timeoutMilliseconds) {
+    struct pollfd entry = { .fd = fd, .events = 0, .revents = 0 };
+    if (events & 1) entry.events |= POLLIN;
+    if (events & 2) entry.events |= POLLOUT;
+    int rc = poll(&entry, 1, timeoutMilliseconds);
+    if (rc <= 0) return rc;
+    int ready = 0;
+    if (entry.revents & POLLIN) ready |= 1;
+    if (entry.revents & POLLOUT) ready |= 2;
+    if (entry.revents & (POLLHUP | POLLERR | POLLNVAL)) ready |= 4;
+    return ready;
+}
+
+/// `poll` on `fd` for `events` (as above) and on `wakeFd` for readability; bit 8 of the result:
+/// `wakeFd` was readable. 0 on timeout, -1 on error.
+static inline int portrunloop_poll_or_wake(int fd, int events, int wakeFd, int timeoutMilliseconds) {
+    struct pollfd entries[2] = {
+        { .fd = fd, .events = 0, .revents = 0 },
+        { .fd = wakeFd, .events = POLLIN, .revents = 0 },
+    };
+    if (events & 1) entries[0].events |= POLLIN;
+    if (events & 2) entries[0].events |= POLLOUT;
+    int rc = poll(entries, 2, timeoutMilliseconds);
+    if (rc <= 0) return rc;
+    int ready = 0;
+    if (entries[0].revents & POLLIN) ready |= 1;
+    if (entries[0].revents & POLLOUT) ready |= 2;
+    if (entries[0].revents & (POLLHUP | POLLERR | POLLNVAL)) ready |= 4;
+    if (entries[1].revents) ready |= 8;
+    return ready;
+}
+
+/// `flock(fd, LOCK_EX | LOCK_NB)`.
+static inline int portrunloop_lock_exclusive(int fd) { return flock(fd, LOCK_EX | LOCK_NB); }
+
+/// `lstat(path)`: its owner, its mode bits (type and permissions). -1 with errno on failure.
+static inline int portrunloop_lstat(const char *path, unsigned *owner, unsigned *mode) {
+    struct stat info;
+    if (lstat(path, &info) != 0) return -1;
+    *owner = info.st_uid; *mode = info.st_mode;
+    return 0;
+}
+
+/// `S_ISDIR` / `S_ISSOCK` of a mode from `portrunloop_lstat`.
+static inline int portrunloop_is_directory(unsigned mode) { return S_ISDIR(mode); }
+static inline int portrunloop_is_socket(unsigned mode) { return S_ISSOCK(mode); }
 
 #endif

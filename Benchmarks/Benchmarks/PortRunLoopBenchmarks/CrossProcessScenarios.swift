@@ -10,4 +10,5 @@ func registerCrossProcessScenarios() {
     Scenarios.crossProcess(.raw)
     Scenarios.crossProcess(.nio)
     Scenarios.crossProcess(.dbus)
+    Scenarios.crossProcess(.ours)
 }

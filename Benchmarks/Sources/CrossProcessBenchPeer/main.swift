@@ -1,10 +1,10 @@
 // The second process of the cross-process benchmarks (Benchmarks/Sources/BenchSupport/CrossProcess.swift).
 //
-//   CrossProcessBenchPeer serve raw|nio|dbus ADDRESS   serves the exchange; prints "ready" once it does
-//   CrossProcessBenchPeer send raw|nio|dbus ADDRESS SIZE
+//   CrossProcessBenchPeer serve raw|nio|dbus|ours ADDRESS   serves the exchange; prints "ready" once it does
+//   CrossProcessBenchPeer send raw|nio|dbus|ours ADDRESS SIZE
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
 //       flush and prints "done"; exits at the end of stdin.
-// ADDRESS is a socket path (raw, nio) or a bus address (dbus).
+// ADDRESS is a socket path (raw, nio), a bus address (dbus) or a port name (ours).
 import BenchSupport
 import CBenchNative
 import Foundation
@@ -29,6 +29,14 @@ case ("serve", "raw"):
     if cbench_seqpacket_serve(address, 1) != 0 { fail("raw server on \(address): errno \(errno)") }
 case ("serve", "dbus"):
     if cbench_dbus_serve(address, 1) != 0 { fail("D-Bus server on \(address) failed") }
+case ("serve", "ours"):
+    do {
+        let server = try CrossProcessPortPeer.serve(name: address)
+        say("ready")
+        withExtendedLifetime(server) { while true { pause() } }
+    } catch {
+        fail("published port \(address): \(error)")
+    }
 case ("serve", "nio"):
     do {
         let server = try NIOUnixSocketServer(path: address)
@@ -44,6 +52,7 @@ case ("send", _):
     case "raw": connect = .raw
     case "dbus": connect = .dbus
     case "nio": connect = .nio
+    case "ours": connect = .ours
     default: fail("unknown transport \(transport)")
     }
     do {

@@ -235,6 +235,7 @@ extension PortRunLoop {
             if let payload = envelope.payload {
                 message.components = payload.components
                 message.replyPort = payload.replyPort
+                payload.creditSink?.messageTaken() // a message from another process: its credit goes back
             } else if message.replyPort != nil || !message.components.isEmpty {
                 // A pure signal after a message that carried something.
                 message.components = []

@@ -14,6 +14,11 @@ import Synchronization
 /// while the loop is not running (or before the port is scheduled) are held and delivered when it
 /// next runs.
 ///
+/// A port can be published for other processes, and a *remote* port (from
+/// ``MessagePortNameRegistry/remotePort(named:options:readingOn:)``) stands for a port of another
+/// process: its sends cross a Unix socket, bounded by credits instead of a local queue, and it is
+/// never scheduled in a loop (its ``queueLimit`` and handler are unused). See <doc:CrossProcessPorts>.
+///
 /// Thread-safety: `Sendable`; every member is safe from any thread. Handlers run on the loop's thread.
 public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// Mach's default queue limit, `MACH_PORT_QLIMIT_DEFAULT`.
@@ -37,11 +42,15 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         let replyPort: MessagePort?
         /// The sender's `ServiceContext`, restored around the handler (``CallerContext``).
         let context: ServiceContext?
+        /// For a message that came from another process: told when the loop hands it to the
+        /// handler (the sender's credit comes back; see ``CreditSink``).
+        let creditSink: (any CreditSink)?
 
-        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?) {
+        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?, creditSink: (any CreditSink)? = nil) {
             self.components = components
             self.replyPort = replyPort
             self.context = context
+            self.creditSink = creditSink
         }
     }
 
@@ -109,6 +118,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     }
     /// The logger passed to `init`; nil: the logger of the loop the port is scheduled in.
     private let ownLogger: Logger?
+    /// Set for a port that stands for a port in another process (CrossProcess/): sends go to it,
+    /// and the port is never scheduled in a loop.
+    let remote: (any RemoteEndpoint)?
+    /// Called once, by the first ``invalidate()`` (CrossProcess/ unpublishes the port's name).
+    private let invalidationObservers = TracedMutex<[@Sendable () -> Void]>([])
+    /// Whether a message from another process was ever queued (only then does a discard look for
+    /// credits to give back). Set before such a message is queued under the lock.
+    private let remoteSendersSeen = Atomic<Bool>(false)
 
     // The lock that guards `state`: the ``LockWord`` on the state's first line (one inlined
     // atomic to lock and one to unlock), keyed in the parking lot by the state's address.
@@ -134,7 +151,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     public init(queueLimit: Int = MessagePort.defaultQueueLimit, logger: Logger? = nil) {
         precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
         ownLogger = logger
+        remote = nil
         stateStorage = CacheLine.allocate(State(limit: queueLimit))
+        ownerBufferStorage = CacheLine.allocate(HandoffQueue<Envelope>())
+    }
+
+    /// A port whose sends go to `remote` (a port of another process).
+    init(remote: any RemoteEndpoint, logger: Logger?) {
+        ownLogger = logger
+        self.remote = remote
+        stateStorage = CacheLine.allocate(State(limit: MessagePort.defaultQueueLimit))
         ownerBufferStorage = CacheLine.allocate(HandoffQueue<Envelope>())
     }
 
@@ -180,7 +206,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// False once ``invalidate()`` was called (or the port's loop shut down).
     ///
     /// Thread-safety: any thread.
-    public var isValid: Bool { !gate.isClosed }
+    public var isValid: Bool {
+        if let remote { return !gate.isClosed && remote.isValid }
+        return !gate.isClosed
+    }
 
     /// Sends a message (`-[NSPort sendBeforeDate:msgid:components:from:reserved:]`).
     ///
@@ -208,6 +237,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
               context: ServiceContext?, doorbell: Bool = false) -> Bool {
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
+        if let remote {
+            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort)
+            withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
+            return sent
+        }
         lock()
         guard state.isValid else {
             state.rejected += 1
@@ -324,6 +358,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread, including from inside the port's own handler.
     public func invalidate() {
         guard gate.close() else { return }
+        for observer in invalidationObservers.withLock({ observers in defer { observers = [] }; return observers }) {
+            observer()
+        }
+        remote?.invalidate()
         var discarded = 0
         let loop: PortRunLoop? = withLock {
             state.isValid = false
@@ -341,6 +379,36 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             ])
         }
         loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
+    }
+
+    /// Calls `observer` once when the port is invalidated (at once, on this thread, if it already
+    /// is). The observer must not call back into this port's invalidation.
+    func onInvalidation(_ observer: @escaping @Sendable () -> Void) {
+        let added = invalidationObservers.withLock { observers -> Bool in
+            guard !gate.isClosed else { return false }
+            observers.append(observer)
+            return true
+        }
+        if !added { observer() }
+    }
+
+    /// Queues a message that came from another process, whatever the queue limit: the sender's
+    /// credits bound what it may have queued (CrossProcess/). False for an invalid port (the
+    /// message is not counted: the connection goes away with the port).
+    func inject(msgid: UInt32, payload: Payload) -> Bool {
+        if !remoteSendersSeen.load(ordering: .relaxed) { remoteSendersSeen.store(true, ordering: .relaxed) }
+        lock()
+        guard state.isValid else { unlock(); return false }
+        state.queue.append(Envelope(msgid: msgid, payload: payload))
+        state.sent += 1
+        var loopToRing: PortRunLoop?
+        if !state.readyOnLoop, let loop = state.loop {
+            state.readyOnLoop = true
+            if loop.portBecameReady(self) { loopToRing = loop }
+        }
+        unlock()
+        loopToRing?.ringDoorbell()
+        return true
     }
 
     /// Waits until no handler of this port is running (on the loop's thread). Called from inside
@@ -397,7 +465,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// doorbell (held messages are now the loop's to deliver). A port scheduled in another loop
     /// is a programmer error.
     func schedule(on loop: PortRunLoop, mode: RunLoop.Mode) -> (accepted: Bool, ring: Bool) {
-        withLock {
+        precondition(remote == nil, "PortRunLoop.add(_:forMode:): a remote MessagePort (one that stands for a port of another process) cannot be scheduled in a loop")
+        return withLock {
             guard state.isValid else { return (false, false) }
             if let current = state.loop {
                 precondition(current === loop,
@@ -467,6 +536,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// invalidated, or nobody handles them), counting them as discarded.
     func discardBuffered() {
         ownerDiscardedCounter.increment(by: ownerBuffer.count)
+        if remoteSendersSeen.load(ordering: .relaxed) {
+            // Messages from other processes give their senders' credits back even when dropped.
+            while !ownerBuffer.isEmpty { ownerBuffer.popFirst().payload?.creditSink?.messageTaken() }
+        }
         ownerBuffer.removeAll()
     }
 

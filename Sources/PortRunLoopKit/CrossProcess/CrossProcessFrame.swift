@@ -1,0 +1,148 @@
+import Foundation
+
+/// One frame of the cross-process wire format: one `SOCK_SEQPACKET` record (the kernel keeps frame
+/// boundaries, so a frame is always read whole or not at all). All integers are little-endian.
+///
+/// ```
+/// offset size field
+///  0     4    magic "PRLX" (0x50 0x52 0x4C 0x58)
+///  4     1    version (1)
+///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message
+///  6     2    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
+///  8     4    msgid (message, reply, routed message; 0 otherwise)
+/// 12     4    component count n (0 for credit)
+/// 16     8    first id: request id (request message, reply), credits returned (credit), route (routed message)
+/// 24     8    second id: reply route (message with bit 1); 0 otherwise
+/// 32     4*n  the length of each component
+/// 32+4n  …    the components' bytes, back to back
+/// ```
+///
+/// A frame is exactly `32 + 4n + Σ lengths` bytes. See the CrossProcessPorts article.
+struct CrossProcessFrame: Equatable {
+    enum Kind: UInt8 {
+        /// A message for the published port (client to publisher); costs one credit.
+        case message = 1
+        /// Credits returned to the sender (publisher to client).
+        case credit = 2
+        /// The answer to a request message (publisher to client).
+        case reply = 3
+        /// A message for a reply port the client named (publisher to client).
+        case routed = 4
+    }
+
+    /// Message flags.
+    struct Flags: OptionSet, Equatable {
+        let rawValue: UInt16
+        static let request = Flags(rawValue: 1)
+        static let replyRoute = Flags(rawValue: 2)
+    }
+
+    static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
+    static let version: UInt8 = 1
+    static let headerSize = 32
+
+    var kind: Kind
+    var flags: Flags = []
+    var msgid: UInt32 = 0
+    var firstID: UInt64 = 0
+    var secondID: UInt64 = 0
+    var components: [Data] = []
+
+    /// The encoded size of a frame with these components.
+    static func encodedSize(of components: [Data]) -> Int {
+        components.reduce(headerSize + 4 * components.count) { $0 + $1.count }
+    }
+
+    /// The frame's bytes.
+    func encoded() -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(Self.encodedSize(of: components))
+        bytes.append(contentsOf: Self.magic)
+        bytes.append(Self.version)
+        bytes.append(kind.rawValue)
+        append(flags.rawValue, to: &bytes)
+        append(msgid, to: &bytes)
+        append(UInt32(components.count), to: &bytes)
+        append(firstID, to: &bytes)
+        append(secondID, to: &bytes)
+        for component in components { append(UInt32(component.count), to: &bytes) }
+        for component in components { bytes.append(contentsOf: component) }
+        return bytes
+    }
+
+    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+}
+
+/// Why a frame was refused: each a typed outcome of ``CrossProcessFrame/parse(_:maximumComponents:)``.
+enum FrameError: Error, Equatable {
+    case tooShort(Int)
+    case badMagic
+    case unsupportedVersion(UInt8)
+    case unknownKind(UInt8)
+    case badFlags(UInt16)
+    case tooManyComponents(UInt32)
+    case lengthMismatch(expected: Int, actual: Int)
+    case unexpectedField
+}
+
+extension CrossProcessFrame {
+    /// The most components one message may carry.
+    static let maximumComponents: UInt32 = 4096
+
+    /// Parses one whole frame, checking every field and length: never traps, never reads out of
+    /// bounds; any inconsistency is a ``FrameError``.
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumComponents: UInt32 = maximumComponents) -> Result<CrossProcessFrame, FrameError> {
+        guard bytes.count >= headerSize else { return .failure(.tooShort(bytes.count)) }
+        guard bytes[0] == magic[0], bytes[1] == magic[1], bytes[2] == magic[2], bytes[3] == magic[3] else {
+            return .failure(.badMagic)
+        }
+        guard bytes[4] == version else { return .failure(.unsupportedVersion(bytes[4])) }
+        guard let kind = Kind(rawValue: bytes[5]) else { return .failure(.unknownKind(bytes[5])) }
+        let rawFlags: UInt16 = load(bytes, 6)
+        let flags = Flags(rawValue: rawFlags)
+        let allowed: Flags = kind == .message ? [.request, .replyRoute] : []
+        guard allowed.isSuperset(of: flags) else { return .failure(.badFlags(rawFlags)) }
+        let msgid: UInt32 = load(bytes, 8)
+        let count: UInt32 = load(bytes, 12)
+        let firstID: UInt64 = load(bytes, 16)
+        let secondID: UInt64 = load(bytes, 24)
+        guard count <= maximumComponents else { return .failure(.tooManyComponents(count)) }
+        switch kind {
+        case .credit:
+            guard count == 0, msgid == 0, secondID == 0, firstID > 0, firstID <= UInt64(UInt32.max) else {
+                return .failure(.unexpectedField)
+            }
+        case .message:
+            guard flags.contains(.request) || firstID == 0, flags.contains(.replyRoute) || secondID == 0 else {
+                return .failure(.unexpectedField)
+            }
+        case .reply, .routed:
+            guard secondID == 0 else { return .failure(.unexpectedField) }
+        }
+        let tableEnd = headerSize + 4 * Int(count)
+        guard bytes.count >= tableEnd else { return .failure(.lengthMismatch(expected: tableEnd, actual: bytes.count)) }
+        var total = tableEnd
+        for index in 0..<Int(count) {
+            let length: UInt32 = load(bytes, headerSize + 4 * index)
+            total += Int(length) // at most 4096 * 4 GiB: no overflow in 64 bits
+            guard total <= bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
+        }
+        guard total == bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
+        var components = [Data]()
+        components.reserveCapacity(Int(count))
+        var offset = tableEnd
+        for index in 0..<Int(count) {
+            let length = Int(load(bytes, headerSize + 4 * index) as UInt32)
+            components.append(Data(bytes[offset..<(offset + length)]))
+            offset += length
+        }
+        return .success(CrossProcessFrame(kind: kind, flags: flags, msgid: msgid, firstID: firstID,
+                                          secondID: secondID, components: components))
+    }
+
+    private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {
+        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

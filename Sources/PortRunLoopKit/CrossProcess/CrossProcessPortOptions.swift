@@ -1,0 +1,82 @@
+/// Limits and access rules of a cross-process connection, for both sides
+/// (``MessagePortNameRegistry/publish(_:as:on:inModes:options:)`` and
+/// ``MessagePortNameRegistry/remotePort(named:options:readingOn:)``).
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct CrossProcessPortOptions: Sendable, Equatable {
+    /// The default ``maximumMessageSize``: 64 KiB.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultMaximumMessageSize = 64 * 1024
+
+    /// The largest frame accepted or sent, in bytes, header included (32 bytes, plus 4 per
+    /// component, plus the components' bytes). A publisher disconnects (and counts) a peer that
+    /// sends a larger frame; a sender refuses a larger message before sending it (`send` returns
+    /// false and logs; `sendRequest` throws ``CrossProcessPortError/messageTooLarge(size:limit:)``).
+    /// The publisher's value is the one that counts for messages to it (clients read it when they
+    /// look the name up). The kernel caps one `SOCK_SEQPACKET` record at about the socket's send
+    /// buffer (some 200 KB by default); larger frames fail with `EMSGSIZE` (a false send, logged).
+    ///
+    /// Thread-safety: a value type.
+    public var maximumMessageSize: Int
+
+    /// The user ids whose processes may connect (publisher) or be connected to (client), checked
+    /// with `SO_PEERCRED`. nil (the default): this process's own uid only.
+    ///
+    /// Thread-safety: a value type.
+    public var allowedUserIDs: Set<UInt32>?
+
+    /// Makes options; see the properties.
+    ///
+    /// Thread-safety: a value type.
+    public init(maximumMessageSize: Int = CrossProcessPortOptions.defaultMaximumMessageSize,
+                allowedUserIDs: Set<UInt32>? = nil) {
+        precondition(maximumMessageSize >= CrossProcessFrame.headerSize,
+                     "CrossProcessPortOptions: maximumMessageSize must be at least \(CrossProcessFrame.headerSize) (the frame header)")
+        self.maximumMessageSize = maximumMessageSize
+        self.allowedUserIDs = allowedUserIDs
+    }
+
+    /// Whether a peer running as `uid` is allowed.
+    func allows(_ uid: UInt32) -> Bool {
+        allowedUserIDs?.contains(uid) ?? (uid == System.currentUserID())
+    }
+}
+
+/// A process connected to a ``PublishedMessagePort``, as the kernel reported it (`SO_PEERCRED`)
+/// when it connected.
+///
+/// Thread-safety: a value type; `Sendable`.
+public struct CrossProcessPeer: Sendable, Hashable, CustomStringConvertible {
+    /// The peer's process id. Thread-safety: a value type.
+    public let processID: Int32
+    /// The peer's user id. Thread-safety: a value type.
+    public let userID: UInt32
+    /// The peer's group id. Thread-safety: a value type.
+    public let groupID: UInt32
+
+    /// Thread-safety: a value type.
+    public var description: String { "pid \(processID) (uid \(userID), gid \(groupID))" }
+
+    /// Why a peer's connection ended.
+    ///
+    /// Thread-safety: a value type; `Sendable`.
+    public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
+        /// The peer closed its end (it invalidated its remote port, exited or was killed).
+        case closed
+        /// The peer broke the protocol (a malformed or oversized frame, a message beyond its
+        /// credits); the publisher closed the connection.
+        case protocolViolation(String)
+        /// The published port was invalidated or unpublished.
+        case unpublished
+
+        /// Thread-safety: a value type.
+        public var description: String {
+            switch self {
+            case .closed: "closed by the peer"
+            case .protocolViolation(let why): "protocol violation: \(why)"
+            case .unpublished: "unpublished"
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+
+/// One process connected to a ``PublishedMessagePort``: reads its frames on the publishing loop's
+/// thread and queues its messages in the port, gives its credits back as the loop takes them, and
+/// carries replies and routed messages back to it.
+///
+/// Credits: the connection starts with ``PublisherParameters/credits`` (the port's queue limit).
+/// `outstanding` counts the peer's messages whose credit has not been sent back; a message beyond
+/// the credits is a protocol violation. The loop taking a message (``messageTaken()``) adds to
+/// `toReturn`; one flush per batch (queued on the loop as control work) sends them back in one
+/// credit frame.
+///
+/// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
+/// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
+/// closes the fd after its source is cancelled). `peer` and `publication` are immutable; the
+/// publication is held strongly (a reply port may outlive it), a cycle its unpublication breaks.
+final class InboundConnection: CreditSink, @unchecked Sendable {
+    let peer: CrossProcessPeer
+    let publication: PublishedMessagePort
+
+    private struct State {
+        var fd: Int32
+        var source: FileDescriptorSource?
+        var writeWatch: FileDescriptorSource?
+        var outstanding = 0
+        var toReturn = 0
+        var flushQueued = false
+    }
+    private let state: TracedMutex<State>
+
+    /// The most frames read per readiness callback (the fd stays readable: the next turn goes on),
+    /// so one busy peer cannot keep the loop from its other work.
+    private static let framesPerTurn = 64
+
+    init(fd: Int32, peer: CrossProcessPeer, publication: PublishedMessagePort) {
+        self.peer = peer
+        self.publication = publication
+        self.state = TracedMutex(State(fd: fd))
+    }
+
+    var isOpen: Bool { state.withLock { $0.fd >= 0 } }
+
+    /// Owner thread: starts reading.
+    func start() throws(PortRunLoopError) {
+        let fd = state.withLock { $0.fd }
+        guard fd >= 0 else { return }
+        let source = try publication.loop.watch(fileDescriptor: fd, for: .read, inModes: publication.modes) { [self] _ in
+            readFrames()
+        }
+        state.withLock { $0.source = source }
+    }
+
+    /// Owner thread: reads up to ``framesPerTurn`` frames.
+    private func readFrames() {
+        for _ in 0..<Self.framesPerTurn {
+            let fd = state.withLock { $0.fd }
+            guard fd >= 0 else { return }
+            let buffer = publication.receiveBuffer
+            let limit = publication.options.maximumMessageSize
+            switch System.receiveFrame(fd, into: buffer) {
+            case .wouldBlock:
+                return
+            case .closed:
+                close(reason: .closed)
+                return
+            case .failed(let code):
+                close(reason: .protocolViolation("recv failed: \(System.Errno(code))"))
+                return
+            case .truncated(let length):
+                close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
+                return
+            case .done(let length) where length > limit:
+                close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
+                return
+            case .done(let length):
+                switch CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) {
+                case .failure(let error):
+                    close(reason: .protocolViolation("malformed frame: \(error)"))
+                    return
+                case .success(let frame):
+                    guard receive(frame) else { return }
+                }
+            }
+        }
+    }
+
+    /// Owner thread: queues a message frame in the port. False when the connection was closed.
+    private func receive(_ frame: CrossProcessFrame) -> Bool {
+        guard frame.kind == .message else {
+            close(reason: .protocolViolation("a client sent a frame of kind \(frame.kind)"))
+            return false
+        }
+        let credits = publication.parameters.credits
+        let withinCredits = state.withLock { state -> Bool in
+            guard state.outstanding < credits else { return false }
+            state.outstanding += 1
+            return true
+        }
+        guard withinCredits else {
+            close(reason: .protocolViolation("a message beyond the \(credits) credits granted"))
+            return false
+        }
+        var replyPort: MessagePort?
+        if frame.flags.contains(.request) {
+            replyPort = MessagePort(remote: InboundRoute(connection: self, route: .reply(frame.firstID)), logger: publication.logger)
+        } else if frame.flags.contains(.replyRoute) {
+            replyPort = MessagePort(remote: InboundRoute(connection: self, route: .routed(frame.secondID)), logger: publication.logger)
+        }
+        let payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self)
+        if publication.port.inject(msgid: frame.msgid, payload: payload) {
+            publication.count { $0.messagesReceived += 1 }
+        }
+        return true
+    }
+
+    /// The port's loop thread: the loop took one of this peer's messages; its credit goes back
+    /// with the batch's flush.
+    func messageTaken() {
+        let queueFlush = state.withLock { state -> Bool in
+            state.toReturn += 1
+            guard !state.flushQueued, state.fd >= 0 else { return false }
+            state.flushQueued = true
+            return true
+        }
+        guard queueFlush else { return }
+        // Queued (never run inline): it runs after the batch being delivered, so one frame carries
+        // the whole batch's credits.
+        let queued = publication.loop.enqueue(QueuedWork(modes: .all, kind: .block { [self] in flushCredits() }))
+        if !queued { state.withLock { $0.flushQueued = false } }
+    }
+
+    /// Sends the credits taken so far back in one frame. When the peer's socket is full (it is not
+    /// reading), waits for it to become writable on the loop and tries again then.
+    private func flushCredits() {
+        state.withLock { state in
+            state.flushQueued = false
+            guard state.fd >= 0, state.toReturn > 0 else { return }
+            let count = state.toReturn
+            let bytes = CrossProcessFrame(kind: .credit, firstID: UInt64(count)).encoded()
+            switch bytes.withUnsafeBytes({ System.sendFrame(state.fd, $0) }) {
+            case .done:
+                state.toReturn = 0
+                state.outstanding -= count
+            case .wouldBlock:
+                if state.writeWatch == nil { state.writeWatch = watchForRoom(fd: state.fd) }
+            case .closed, .failed, .truncated:
+                break // the read side sees the end and closes the connection
+            }
+        }
+    }
+
+    /// Watches the fd until it is writable, then flushes the credits again (with the lock held).
+    private func watchForRoom(fd: Int32) -> FileDescriptorSource? {
+        try? publication.loop.watch(fileDescriptor: fd, for: .write, inModes: publication.modes) { [self] _ in
+            let watch = state.withLock { state in
+                defer { state.writeWatch = nil }
+                return state.writeWatch
+            }
+            watch?.cancel()
+            flushCredits()
+        }
+    }
+
+    /// Any thread: sends a reply or routed frame, waiting for room in the socket until the monotonic
+    /// `deadline`. False when the connection is closed or stayed full.
+    func sendFrame(_ bytes: [UInt8], before deadline: Double) -> Bool {
+        while true {
+            let (fd, result) = state.withLock { state -> (Int32, System.SocketResult) in
+                guard state.fd >= 0 else { return (-1, .closed) }
+                return (state.fd, bytes.withUnsafeBytes { System.sendFrame(state.fd, $0) })
+            }
+            switch result {
+            case .done: return true
+            case .wouldBlock:
+                guard System.monotonicSeconds() < deadline,
+                      !System.poll(fd, for: .writable, untilMonotonic: deadline).isEmpty else { return false }
+            case .closed, .truncated: return false
+            case .failed(let code):
+                publication.logger.warning("MessagePort could not send a frame to a peer", metadata: [
+                    LogKey.portName: "\(publication.name)", LogKey.peer: "\(peer)",
+                    LogKey.error: "\(System.Errno(code))"])
+                return false
+            }
+        }
+    }
+
+    /// Owner thread (or any thread once the loop is shut down): ends the connection. Idempotent.
+    func close(reason: CrossProcessPeer.DisconnectReason) {
+        let (fd, source, writeWatch) = state.withLock { state in
+            defer { state.fd = -1; state.source = nil; state.writeWatch = nil }
+            return (state.fd, state.source, state.writeWatch)
+        }
+        guard fd >= 0 else { return }
+        source?.cancel()
+        writeWatch?.cancel()
+        // Counted (and reported) before the peer can see the end: whoever sees it finds it counted.
+        publication.connectionEnded(self, reason: reason)
+        System.closeDescriptor(fd)
+    }
+}

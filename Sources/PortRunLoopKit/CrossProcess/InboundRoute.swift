@@ -1,0 +1,50 @@
+import Foundation
+
+/// The reply port of a message that came from another process: sends go back over the connection
+/// it came on, as the reply to a request (once) or as a message to a reply port the sender named.
+///
+/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` is atomic.
+final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
+    enum Route {
+        /// The answer to the request with this id: one send only.
+        case reply(UInt64)
+        /// Messages to the sender's reply port with this route id.
+        case routed(UInt64)
+    }
+
+    private let connection: InboundConnection
+    let route: Route
+    private let answered = TracedMutex(false)
+
+    init(connection: InboundConnection, route: Route) {
+        self.connection = connection
+        self.route = route
+    }
+
+    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?) -> Bool {
+        precondition(replyPort == nil, "MessagePort.send(before:msgid:components:from:): a reply to another process cannot carry a reply port")
+        let size = CrossProcessFrame.encodedSize(of: components)
+        let limit = connection.publication.options.maximumMessageSize
+        guard size <= limit else {
+            connection.publication.logger.warning("MessagePort reply not sent: larger than the maximum message size", metadata: [
+                LogKey.portName: "\(connection.publication.name)", LogKey.reason: "\(CrossProcessPortError.messageTooLarge(size: size, limit: limit))"])
+            return false
+        }
+        let frame: CrossProcessFrame
+        switch route {
+        case .reply(let id):
+            guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return false }
+            frame = CrossProcessFrame(kind: .reply, msgid: msgid, firstID: id, components: components)
+        case .routed(let id):
+            frame = CrossProcessFrame(kind: .routed, msgid: msgid, firstID: id, components: components)
+        }
+        return connection.sendFrame(frame.encoded(), before: deadline)
+    }
+
+    var isValid: Bool {
+        if case .reply = route, answered.withLock({ $0 }) { return false }
+        return connection.isOpen
+    }
+
+    func invalidate() {}
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+extension MessagePort {
+    /// Sends a request to the port of another process this remote port stands for, and waits for
+    /// its reply (`CFMessagePortSendRequest`). The receiving handler answers with
+    /// ``MessagePort/Message/reply(msgid:components:before:)``; the reply comes back over the same
+    /// connection, matched by a request id.
+    ///
+    /// The calling thread blocks (polling the connection's socket; no loop runs meanwhile). On a
+    /// loop's thread that is safe as long as the receiver does not need that loop to answer.
+    ///
+    /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
+    ///   - sendTimeout: how long to wait for a credit (the receiver's queue is full) or room in the socket.
+    ///   - receiveTimeout: how long to wait for the reply once sent.
+    /// - Returns: the reply: its `msgid`, `components`, and this port as `receivePort`.
+    /// - Throws: ``CrossProcessPortError/sendTimedOut``, ``CrossProcessPortError/receiveTimedOut``,
+    ///   ``CrossProcessPortError/invalidPort`` (this port was invalidated), ``CrossProcessPortError/peerDied``,
+    ///   ``CrossProcessPortError/messageTooLarge(size:limit:)``, ``CrossProcessPortError/notARemotePort``.
+    ///
+    /// Thread-safety: any thread.
+    public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
+                            receiveTimeout: Duration) throws(CrossProcessPortError) -> MessagePort.Message {
+        guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
+        guard !gate.isClosed else { throw .invalidPort } // invalidated here; the connection reports the peer's end
+        let reply = try connection.request(msgid: msgid, components: components,
+                                           sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
+                                           receiveTimeout: max(0, receiveTimeout.seconds))
+        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self)
+    }
+
+    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers: the
+    /// wait runs on a thread of its own, so no cooperative-pool thread blocks. Cancellation does
+    /// not end the wait early (the timeouts bound it).
+    ///
+    /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
+    ///   - sendTimeout: how long to wait for a credit or room in the socket.
+    ///   - receiveTimeout: how long to wait for the reply once sent.
+    /// - Returns: the reply.
+    /// - Throws: as the synchronous form.
+    ///
+    /// Thread-safety: any task.
+    public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
+                            receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MessagePort.Message, CrossProcessPortError>, Never>) in
+            let thread = Thread { [self] in
+                do throws(CrossProcessPortError) {
+                    continuation.resume(returning: .success(try sendRequest(
+                        msgid: msgid, components: components, sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.start()
+        }
+        return try result.get()
+    }
+}
+
+extension MessagePort.Message {
+    /// Answers this message on its ``replyPort``: the reply to a request from another process
+    /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``; one reply per
+    /// request), a message to the reply port another process named, or a send to a local reply port.
+    ///
+    /// - Parameters:
+    ///   - msgid: an identifier for the receiver.
+    ///   - components: data to carry.
+    ///   - date: how long to wait for room (a local reply port's queue, or the socket of
+    ///     the process to answer). There is deliberately no default: a handler that waits runs on
+    ///     its loop's thread, and a peer that does not read could otherwise hold that loop.
+    /// - Returns: false when there is no reply port, it is invalid (its process or connection is
+    ///   gone, or the request was already answered), or it stayed full until `date`.
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date) -> Bool {
+        replyPort?.send(before: date, msgid: msgid, components: components) ?? false
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import Logging
+
+/// A ``MessagePort`` published under a name for other processes on this host (the
+/// `CFMessagePortCreateLocal(name)` / `NSMessagePortNameServer` registration), made by
+/// ``MessagePortNameRegistry/publish(_:as:on:inModes:options:)``.
+///
+/// It owns the name's lock file and listening socket, and the connections of the processes that
+/// looked the name up. The listener and the connections are fd sources of the loop passed to
+/// `publish`; each frame received there is queued in the port like a local send, so the port's
+/// guarantees (M1–M9) hold for messages from other processes too (see the CrossProcessPorts
+/// article). Invalidating the port unpublishes it. Keep this object: the name stays published
+/// until ``unpublish()``, the port's invalidation, or the loop's shutdown (not deinit).
+///
+/// Thread-safety: `Sendable`; every member is safe from any thread. The peer-disconnect handler
+/// runs on the publishing loop's thread.
+public final class PublishedMessagePort: @unchecked Sendable, CustomStringConvertible {
+    /// The published port. Thread-safety: immutable.
+    public let port: MessagePort
+    /// The name it is published under. Thread-safety: immutable.
+    public let name: String
+    /// The path of its listening socket. Thread-safety: immutable.
+    public let socketPath: String
+
+    let loop: PortRunLoop
+    let modes: [RunLoop.Mode]
+    let options: CrossProcessPortOptions
+    let parameters: PublisherParameters
+    let logger: Logger
+
+    /// Everything mutable, guarded by the mutex. Fds are closed on the loop's thread only (after
+    /// their sources are cancelled there), so no loop callback sees a reused fd number.
+    private struct State {
+        var listenerFD: Int32
+        var lockFD: Int32
+        var listenerSource: FileDescriptorSource?
+        var connections: [ObjectIdentifier: InboundConnection] = [:]
+        var isPublished = true
+        var disconnectHandler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?
+        var statistics = Statistics(connectionsAccepted: 0, connectionsRefused: 0, peersDisconnected: 0,
+                                    framesRejected: 0, messagesReceived: 0)
+    }
+    private let state: TracedMutex<State>
+    /// One receive buffer for every connection: they are all read on the loop's thread.
+    /// Loop thread only.
+    let receiveBuffer: UnsafeMutableRawBufferPointer
+
+    init(port: MessagePort, name: String, socketPath: String, listenerFD: Int32, lockFD: Int32,
+         loop: PortRunLoop, modes: [RunLoop.Mode], options: CrossProcessPortOptions, parameters: PublisherParameters,
+         logger: Logger) {
+        self.port = port
+        self.name = name
+        self.socketPath = socketPath
+        self.loop = loop
+        self.modes = modes
+        self.options = options
+        self.parameters = parameters
+        self.logger = logger
+        self.state = TracedMutex(State(listenerFD: listenerFD, lockFD: lockFD))
+        // One byte more than the largest frame: a frame that fills it was too large (MSG_TRUNC).
+        receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
+    }
+
+    deinit {
+        // Only reached without unpublication when the loop dropped the listener (it shut down).
+        let (listenerFD, lockFD) = state.withLock { ($0.listenerFD, $0.lockFD) }
+        if listenerFD >= 0 {
+            _ = System.unlink(socketPath)
+            System.closeDescriptor(listenerFD)
+        }
+        if lockFD >= 0 { System.closeDescriptor(lockFD) }
+        receiveBuffer.deallocate()
+    }
+
+    /// Counts since publication.
+    ///
+    /// Thread-safety: a value type; `Sendable`.
+    public struct Statistics: Sendable, Equatable {
+        /// Connections accepted. Thread-safety: a value type.
+        public var connectionsAccepted: Int
+        /// Connections refused: the peer's uid is not allowed (`SO_PEERCRED`). Thread-safety: a value type.
+        public var connectionsRefused: Int
+        /// Connections that ended (closed by the peer, a protocol violation, or unpublication).
+        /// Thread-safety: a value type.
+        public var peersDisconnected: Int
+        /// Frames refused (malformed, oversized, beyond the sender's credits, or of a kind a client
+        /// may not send); each also ended its connection. Thread-safety: a value type.
+        public var framesRejected: Int
+        /// Messages received and queued in the port. Thread-safety: a value type.
+        public var messagesReceived: Int
+    }
+
+    /// A snapshot of the counts.
+    ///
+    /// Thread-safety: any thread.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Whether the name is still published.
+    ///
+    /// Thread-safety: any thread.
+    public var isPublished: Bool { state.withLock { $0.isPublished } }
+
+    /// How many peers are connected now.
+    ///
+    /// Thread-safety: any thread.
+    public var connectedPeers: [CrossProcessPeer] { state.withLock { $0.connections.values.map(\.peer) } }
+
+    /// Sets a closure called on the publishing loop's thread each time a peer's connection ends,
+    /// with the peer and why (the counterpart of a `CFMessagePort` invalidation callback, per
+    /// peer). nil removes it.
+    ///
+    /// Thread-safety: any thread; the closure runs on the loop's thread.
+    public func setPeerDisconnectHandler(_ handler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?) {
+        let old = state.withLock { state in
+            defer { state.disconnectHandler = handler }
+            return state.disconnectHandler
+        }
+        withExtendedLifetime(old) {}
+    }
+
+    /// Withdraws the name: removes the socket, releases the lock and closes every connection
+    /// (their peers' sends fail from then on). The port itself stays valid for local use; messages
+    /// already queued in it are still delivered. Idempotent. Invalidating the port does this.
+    ///
+    /// Thread-safety: any thread. The fds are closed on the loop's thread (at once when called
+    /// there, else before its next turn; at once if the loop is shut down).
+    public func unpublish() {
+        let wasPublished = state.withLock { state -> Bool in
+            defer { state.isPublished = false }
+            return state.isPublished
+        }
+        guard wasPublished else { return }
+        // The name goes away now, from any thread: a new publisher may take it at once. Unlinking
+        // before releasing the lock means a lookup never finds our socket with the lock free.
+        _ = System.unlink(socketPath)
+        if !loop.onOwner({ [self] _ in closeEverything() }) { closeEverything() }
+    }
+
+    /// Owner thread (or any thread once the loop is shut down): cancels the sources, closes the
+    /// fds, releases the lock, ends every connection.
+    private func closeEverything() {
+        let (listenerSource, listenerFD, lockFD, connections) = state.withLock { state in
+            defer { state.listenerSource = nil; state.listenerFD = -1; state.lockFD = -1; state.connections = [:] }
+            return (state.listenerSource, state.listenerFD, state.lockFD, Array(state.connections.values))
+        }
+        listenerSource?.cancel()
+        if listenerFD >= 0 { System.closeDescriptor(listenerFD) }
+        for connection in connections { connection.close(reason: .unpublished) }
+        // The lock file stays: unlinking it would let two later publishers lock two different
+        // files of the same name (one opened before the unlink, one after). Closing releases it.
+        if lockFD >= 0 { System.closeDescriptor(lockFD) }
+        logger.debug("MessagePort unpublished", metadata: [LogKey.portName: "\(name)", LogKey.port: "\(port)"])
+    }
+
+    /// Owner thread: starts watching the listener (called once by `publish`).
+    func startListening() throws(PortRunLoopError) {
+        let fd = state.withLock { $0.listenerFD }
+        // The source holds the publication (strongly) until it is cancelled at unpublication: a
+        // published name stays published whether or not its caller keeps this object.
+        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes) { [self] _ in
+            acceptConnections()
+        }
+        let keep = state.withLock { state -> Bool in
+            guard state.isPublished else { return false }
+            state.listenerSource = source
+            return true
+        }
+        if !keep { source.cancel() }
+    }
+
+    /// Owner thread: accepts every waiting connection, refusing peers whose uid is not allowed.
+    private func acceptConnections() {
+        while true {
+            let fd = state.withLock { $0.listenerFD }
+            guard fd >= 0 else { return }
+            let accepted: Int32
+            switch System.accept(fd) {
+            case .success(.some(let connection)): accepted = connection
+            case .success(.none): return
+            case .failure(let error):
+                logger.warning("MessagePort could not accept a connection", metadata: [
+                    LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+                return // EMFILE and the like: the listener stays readable; the next turn retries
+            }
+            guard let credentials = System.peerCredentials(accepted) else {
+                System.closeDescriptor(accepted)
+                continue
+            }
+            let peer = CrossProcessPeer(processID: credentials.pid, userID: credentials.uid, groupID: credentials.gid)
+            guard options.allows(peer.userID) else {
+                state.withLock { $0.statistics.connectionsRefused += 1 } // counted before the peer sees the end
+                System.closeDescriptor(accepted)
+                logger.warning("MessagePort refused a connection from a user id that is not allowed", metadata: [
+                    LogKey.portName: "\(name)", LogKey.peer: "\(peer)"])
+                continue
+            }
+            let connection = InboundConnection(fd: accepted, peer: peer, publication: self)
+            let added = state.withLock { state -> Bool in
+                guard state.isPublished else { return false }
+                state.connections[ObjectIdentifier(connection)] = connection
+                state.statistics.connectionsAccepted += 1
+                return true
+            }
+            guard added else { System.closeDescriptor(accepted); return }
+            do {
+                try connection.start()
+            } catch {
+                connection.close(reason: .protocolViolation("could not watch the connection: \(error)"))
+            }
+        }
+    }
+
+    // MARK: Called by connections (owner thread)
+
+    func count(_ update: (inout Statistics) -> Void) { state.withLock { update(&$0.statistics) } }
+
+    /// A connection ended: forget it, count it, tell the handler.
+    func connectionEnded(_ connection: InboundConnection, reason: CrossProcessPeer.DisconnectReason) {
+        let handler = state.withLock { state in
+            state.connections.removeValue(forKey: ObjectIdentifier(connection))
+            state.statistics.peersDisconnected += 1
+            if case .protocolViolation = reason { state.statistics.framesRejected += 1 }
+            return state.disconnectHandler
+        }
+        let level: Logger.Level = if case .protocolViolation = reason { .warning } else { .debug }
+        logger.log(level: level, "MessagePort peer disconnected", metadata: [
+            LogKey.portName: "\(name)", LogKey.peer: "\(connection.peer)", LogKey.reason: "\(reason)"])
+        handler?(connection.peer, reason)
+    }
+
+    /// Thread-safety: immutable fields only.
+    public var description: String { "PublishedMessagePort('\(name)', \(port))" }
+}

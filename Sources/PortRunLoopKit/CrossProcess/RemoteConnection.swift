@@ -1,0 +1,317 @@
+import Foundation
+import Logging
+
+/// The client end of a connection to a published port: what the sends of a remote ``MessagePort``
+/// go through (made by ``MessagePortNameRegistry/remotePort(named:options:readingOn:)``).
+///
+/// Sending: one frame per message, each costing a credit; with none left, the sender reads the
+/// socket (credit frames come back as the publisher's loop takes messages) until its date. Reading
+/// is done by whichever thread needs frames: one thread at a time polls the socket (`isReading`)
+/// while the others wait on the condition; whoever reads processes every frame waiting (credits,
+/// replies, routed messages) and wakes the others. A loop given at lookup also reads, whenever
+/// the socket is readable, so messages to reply ports arrive without a send; when it read frames
+/// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
+/// thread would otherwise wait in `poll` for data the loop already took.
+///
+/// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition`'s mutex;
+/// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
+/// immutable.
+final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
+    let name: String
+    let options: CrossProcessPortOptions
+    let parameters: PublisherParameters
+    let logger: Logger
+    private let condition = ConditionLock()
+    private let receiveBuffer: UnsafeMutableRawBufferPointer
+
+    private var fd: Int32
+    private var credits: Int
+    private var isReading = false
+    /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
+    /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
+    private var polling = 0
+    /// Why the connection ended; nil while open.
+    private var ended: CrossProcessPortError?
+    private var nextRequestID: UInt64 = 1
+    /// Requests waiting for their reply, and the replies that came.
+    private var waitingRequests = Set<UInt64>()
+    private var replies: [UInt64: (msgid: UInt32, components: [Data])] = [:]
+    /// Local reply ports named in sends, by route id (held like a message holds its reply port).
+    private var routes: [UInt64: MessagePort] = [:]
+    private var routeIDs: [ObjectIdentifier: UInt64] = [:]
+    private var nextRouteID: UInt64 = 1
+    private var readSource: FileDescriptorSource?
+    /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
+    private var wakeFD: Int32 = -1
+    /// Replies that came after their request gave up, routed messages for unknown routes or
+    /// refused by a full reply port.
+    private(set) var dropped = 0
+
+    init(fd: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
+        self.fd = fd
+        self.name = name
+        self.options = options
+        self.parameters = parameters
+        self.logger = logger
+        self.credits = parameters.credits
+        receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
+    }
+
+    deinit {
+        readSource?.cancel() // before the close, as FileDescriptorSource asks
+        if fd >= 0 { System.closeDescriptor(fd) }
+        if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
+        receiveBuffer.deallocate()
+    }
+
+    /// Watches the socket on `loop` so frames are read as they arrive.
+    func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
+        let wake = try System.makeEventfd()
+        let fd = condition.withLock { () -> Int32 in
+            wakeFD = wake
+            return self.fd
+        }
+        guard fd >= 0 else { return }
+        let source = try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
+            guard let self else { return }
+            condition.withLock {
+                drainFrames()
+                if isReading { System.signalEventfd(wakeFD) }
+            }
+            condition.broadcast()
+        }
+        condition.withLock { readSource = source }
+    }
+
+    // MARK: RemoteEndpoint
+
+    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?) -> Bool {
+        switch send(frameFor: { route in
+            CrossProcessFrame(kind: .message, flags: route == 0 ? [] : .replyRoute, msgid: msgid, secondID: route,
+                              components: components)
+        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: replyPort, before: deadline) {
+        case .success: return true
+        case .failure(let error):
+            if case .messageTooLarge = error {
+                logger.warning("MessagePort send to another process refused: message too large", metadata: [
+                    LogKey.portName: "\(name)", LogKey.reason: "\(error)"])
+            }
+            return false
+        }
+    }
+
+    var isValid: Bool {
+        condition.withLock {
+            if ended == nil && !isReading { drainFrames() }
+            return ended == nil
+        }
+    }
+
+    func invalidate() { end(.invalidPort) }
+
+    // MARK: Request and reply
+
+    /// Sends a request and waits for its reply (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``).
+    func request(msgid: UInt32, components: [Data], sendDeadline: Double,
+                 receiveTimeout: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) {
+        let id = condition.withLock { () -> UInt64 in
+            defer { nextRequestID += 1 }
+            waitingRequests.insert(nextRequestID)
+            return nextRequestID
+        }
+        let sent = send(frameFor: { _ in
+            CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components)
+        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, before: sendDeadline)
+        if case .failure(let error) = sent {
+            condition.withLock { _ = waitingRequests.remove(id) }
+            throw error
+        }
+        let receiveDeadline = System.monotonicSeconds() + receiveTimeout
+        condition.lock()
+        defer { waitingRequests.remove(id); condition.unlock() }
+        while true {
+            if let reply = replies.removeValue(forKey: id) { return reply }
+            if let ended { throw ended }
+            if !waitForFrames(until: receiveDeadline) {
+                if let reply = replies.removeValue(forKey: id) { return reply }
+                throw .receiveTimedOut
+            }
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends the frame `makeFrame` builds (given the reply port's route id, 0 for none), spending a
+    /// credit; waits for a credit or room in the socket until `deadline`.
+    private func send(frameFor makeFrame: (UInt64) -> CrossProcessFrame, size: Int, replyPort: MessagePort?,
+                      before deadline: Double) -> Result<Void, CrossProcessPortError> {
+        let limit = parameters.maximumFrameSize
+        guard size <= limit else { return .failure(.messageTooLarge(size: size, limit: limit)) }
+        if let replyPort {
+            precondition(replyPort.remote == nil,
+                         "MessagePort.send(before:msgid:components:from:): the reply port of a message to another process must be a local port")
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        var bytes: [UInt8]?
+        while true {
+            if let ended { return .failure(ended) }
+            if credits == 0 && !isReading {
+                drainFrames()
+                if let ended { return .failure(ended) } // the drain found the end
+            }
+            if credits > 0 {
+                if bytes == nil { bytes = makeFrame(replyPort.map(routeID(for:)) ?? 0).encoded() }
+                switch bytes!.withUnsafeBytes({ System.sendFrame(fd, $0) }) {
+                case .done:
+                    credits -= 1
+                    return .success(())
+                case .wouldBlock:
+                    // The socket is full (large frames): wait for room, without the lock.
+                    let fd = self.fd
+                    polling += 1
+                    condition.unlock()
+                    let ready = System.monotonicSeconds() < deadline
+                        ? System.poll(fd, for: .writable, untilMonotonic: deadline) : []
+                    condition.lock()
+                    polling -= 1
+                    closeIfEnded()
+                    if let ended { return .failure(ended) }
+                    if ready.isEmpty { return .failure(.sendTimedOut) }
+                case .closed:
+                    markEnded(.peerDied)
+                case .failed(let code):
+                    logger.warning("MessagePort send to another process failed", metadata: [
+                        LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
+                    return .failure(.systemCallFailed("send", errno: code))
+                case .truncated:
+                    return .failure(.systemCallFailed("send", errno: 0))
+                }
+            } else if !waitForFrames(until: deadline) {
+                return .failure(.sendTimedOut)
+            }
+        }
+    }
+
+    /// With the lock held: the route id of a local reply port.
+    private func routeID(for port: MessagePort) -> UInt64 {
+        if let id = routeIDs[ObjectIdentifier(port)] { return id }
+        for (id, old) in routes where !old.isValid {
+            routes[id] = nil
+            routeIDs[ObjectIdentifier(old)] = nil
+        }
+        let id = nextRouteID
+        nextRouteID += 1
+        routes[id] = port
+        routeIDs[ObjectIdentifier(port)] = id
+        return id
+    }
+
+    // MARK: Reading
+
+    /// With the lock held: waits until frames were read (by this thread or another) or `deadline`
+    /// passed. Returns false on timeout; true when something may have changed (look again).
+    private func waitForFrames(until deadline: Double) -> Bool {
+        guard System.monotonicSeconds() < deadline else { return false }
+        guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
+        if isReading {
+            // Another thread polls the socket; it wakes everyone when it has read.
+            return condition.wait(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
+        }
+        isReading = true
+        polling += 1
+        let fd = self.fd
+        let wake = wakeFD
+        condition.unlock()
+        let ready = System.poll(fd, for: .readable, orWake: wake, untilMonotonic: deadline)
+        condition.lock()
+        isReading = false
+        polling -= 1
+        if ready.contains(.woken) { System.resetEventfd(wakeFD) }
+        if ended == nil { drainFrames() }
+        closeIfEnded()
+        condition.broadcast()
+        return !ready.isEmpty
+    }
+
+    /// With the lock held: reads and handles every frame waiting, without blocking.
+    private func drainFrames() {
+        while ended == nil, fd >= 0 {
+            switch System.receiveFrame(fd, into: receiveBuffer) {
+            case .wouldBlock:
+                return
+            case .closed:
+                markEnded(.peerDied)
+            case .failed(let code):
+                logger.warning("MessagePort connection to another process failed", metadata: [
+                    LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
+                markEnded(.peerDied)
+            case .truncated(let length):
+                protocolViolation("a frame of \(length) bytes exceeds the maximum of \(options.maximumMessageSize)")
+            case .done(let length) where length > options.maximumMessageSize:
+                protocolViolation("a frame of \(length) bytes exceeds the maximum of \(options.maximumMessageSize)")
+            case .done(let length):
+                switch CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length])) {
+                case .failure(let error): protocolViolation("malformed frame: \(error)")
+                case .success(let frame): handle(frame)
+                }
+            }
+        }
+    }
+
+    private func handle(_ frame: CrossProcessFrame) {
+        switch frame.kind {
+        case .credit:
+            credits += Int(frame.firstID)
+            if credits > parameters.credits { protocolViolation("more credits returned than granted") }
+        case .reply:
+            if waitingRequests.contains(frame.firstID) {
+                replies[frame.firstID] = (frame.msgid, frame.components)
+            } else {
+                dropped += 1 // its request gave up (receive timeout)
+            }
+        case .routed:
+            guard let port = routes[frame.firstID],
+                  port.send(before: .distantPast, msgid: frame.msgid, components: frame.components) else {
+                dropped += 1
+                logger.notice("MessagePort dropped a message for a reply port (unknown, invalid or full)", metadata: [
+                    LogKey.portName: "\(name)"])
+                return
+            }
+        case .message:
+            protocolViolation("the publisher sent a message frame")
+        }
+    }
+
+    private func protocolViolation(_ why: String) {
+        logger.warning("MessagePort closed a connection to another process: protocol violation", metadata: [
+            LogKey.portName: "\(name)", LogKey.reason: "\(why)"])
+        markEnded(.peerDied)
+    }
+
+    /// With the lock held: the connection ended (`why` is what waiting calls throw). The socket
+    /// is shut down (a thread polling it wakes; the peer sees end of file) and closed as soon as
+    /// no thread polls it.
+    private func markEnded(_ why: CrossProcessPortError) {
+        guard ended == nil else { return }
+        ended = why
+        if fd >= 0 { System.shutdown(fd) }
+        closeIfEnded()
+        condition.broadcast()
+    }
+
+    /// With the lock held: once ended and nobody polls the fd, stops the loop's read source (first,
+    /// as FileDescriptorSource asks) and closes the fd. Cancelling takes no lock of ours.
+    private func closeIfEnded() {
+        guard ended != nil, polling == 0, fd >= 0 else { return }
+        readSource?.cancel()
+        readSource = nil
+        System.closeDescriptor(fd)
+        fd = -1
+    }
+
+    /// Any thread: ends the connection from this side (``invalidate()``).
+    private func end(_ why: CrossProcessPortError) {
+        condition.withLock { markEnded(why) }
+    }
+}

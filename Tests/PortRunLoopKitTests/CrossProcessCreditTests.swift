@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import PortRunLoopKit
+import Testing
+
+/// Credits on the wire, read by a hand-made peer: the publisher gives a batch's credits back in
+/// one frame, and gives back the credits of messages nobody handled (X5).
+@Suite(.serialized) struct CrossProcessCreditTests {
+    /// Reads one frame from a raw socket, waiting at most 10 s.
+    private func readFrame(_ fd: Int32) -> CrossProcessFrame? {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 10_000) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0).get() }
+    }
+
+    private func sendMessages(_ count: Int, to fd: Int32) {
+        for msgid in UInt32(0)..<UInt32(count) {
+            let frame = CrossProcessFrame(kind: .message, msgid: msgid).encoded()
+            #expect(frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == frame.count)
+        }
+    }
+
+    @Test func aBatchsCreditsComeBackInOneFrame() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let port = MessagePort(queueLimit: 5)
+        let handled = Recorder<UInt32>()
+        port.setHandler { handled.append($0.msgid) }
+        thread.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "batch", on: thread.loop)
+        defer { published.unpublish() }
+        let release = holdLoop(thread)
+        let fd = rawConnection(to: directory, name: "batch")
+        defer { close(fd) }
+        sendMessages(5, to: fd) // all five credits, while the loop is held
+        release.fire()
+        // The loop reads the five frames in one turn and takes them as one batch: one credit frame.
+        let frame = readFrame(fd)
+        #expect(frame?.kind == .credit)
+        #expect(frame?.firstID == 5)
+        #expect(handled.values == [0, 1, 2, 3, 4])
+        // Spent again, they come back again.
+        sendMessages(5, to: fd)
+        var returned = 0
+        while returned < 5, let more = readFrame(fd), more.kind == .credit { returned += Int(more.firstID) }
+        #expect(returned == 5)
+    }
+
+    @Test func messagesNobodyHandlesGiveTheirCreditsBack() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let port = MessagePort(queueLimit: 3) // no handler, no delegate: messages are discarded
+        thread.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "void", on: thread.loop)
+        defer { published.unpublish() }
+        let fd = rawConnection(to: directory, name: "void")
+        defer { close(fd) }
+        sendMessages(3, to: fd)
+        var returned = 0
+        while returned < 3, let frame = readFrame(fd), frame.kind == .credit { returned += Int(frame.firstID) }
+        #expect(returned == 3)
+        #expect(port.statistics.discarded == 3)
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// Messages from another process (the CrossProcessProbe program) to a port published here:
+/// delivered once each, in order, on the owner's thread; held while the owner loop does not run;
+/// bounded by the queue limit through credits (X3–X5).
+@Suite(.serialized) struct CrossProcessDeliveryTests {
+    /// A published port on a loop thread of its own, recording what its handler saw.
+    final class Receiver: @unchecked Sendable {
+        let thread: RunLoopThread
+        let port: MessagePort
+        let published: PublishedMessagePort
+        let seen = Recorder<(msgid: UInt32, onOwner: Bool, bytes: Int)>()
+        private let expected: Int
+        let allArrived = Signal()
+
+        init(_ directory: NameDirectory, name: String, queueLimit: Int, expecting expected: Int,
+             options: CrossProcessPortOptions = CrossProcessPortOptions()) throws {
+            thread = try RunLoopThread(name: "xproc-owner")
+            port = MessagePort(queueLimit: queueLimit)
+            self.expected = expected
+            let loop = thread.loop
+            port.setHandler { [seen, allArrived] message in
+                seen.append((message.msgid, loop.isCurrentThread, message.components.reduce(0) { $0 + $1.count }))
+                if seen.values.count == expected { allArrived.fire() }
+            }
+            thread.loop.add(port, forMode: .default)
+            published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
+        }
+
+        func stop() {
+            published.unpublish()
+            port.invalidate()
+            thread.stop()
+        }
+    }
+
+    @Test func everyMessageArrivesOnceInOrderOnTheOwnerThread() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "order", queueLimit: 5, expecting: 300)
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "order", "300", "10000", "64"])
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 300 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<300).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 64 })
+        #expect(sender.waitForExit() == 0)
+        #expect(receiver.published.statistics.messagesReceived == 300)
+        // The last handler call signalled from inside; its delivery is counted once it returns.
+        #expect(receiver.port.waitForRunningHandlers(timeout: .seconds(10)))
+        #expect(receiver.port.statistics.delivered == 300)
+    }
+
+    @Test func largeMessagesWaitForRoomInTheSocket() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // 64 credits of 60 KB are more than a socket buffer holds: sends also wait for room.
+        let receiver = try Receiver(directory, name: "large", queueLimit: 64, expecting: 120)
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "large", "120", "20000", "60000"])
+        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 120 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<120).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.bytes == 60000 })
+        #expect(sender.waitForExit() == 0)
+    }
+
+    @Test func aFullSocketBoundsSendsEvenWithCreditsLeft() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "socket-full", queueLimit: 64, expecting: 1)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        // 64 credits, but the socket holds only a few 60 KB frames: with a deadline of now the
+        // sends beyond what it holds fail at once (nothing is buffered in the sender).
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "socket-full", "64", "0", "60000"])
+        let done = sender.waitForLine(startingWith: "DONE")?.split(separator: " ").compactMap { Int($0) } ?? []
+        #expect(done.count == 2)
+        let sent = done.first ?? 0
+        #expect(sent >= 1 && sent < 64)
+        #expect(sender.lines(startingWith: "SENT").count == sent)
+        release.fire()
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(sender.waitForExit() == 0)
+    }
+
+    @Test func threadsSharingARemotePortKeepTheirOwnOrder() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "shared", "3"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "shared")
+        let threads = 4
+        let perThread = 150
+        let finished = DispatchSemaphore(value: 0)
+        let failures = Recorder<UInt32>()
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                for index in 0..<perThread {
+                    let msgid = UInt32(thread * 10_000 + index)
+                    if !remote.send(before: Date(timeIntervalSinceNow: 20), msgid: msgid) { failures.append(msgid) }
+                }
+                finished.signal()
+            }
+        }
+        for _ in 0..<threads { #expect(finished.wait(timeout: .now() + 60) == .success) }
+        #expect(failures.values.isEmpty)
+        let last = (0..<threads).map { "MSG \($0 * 10_000 + perThread - 1) 1" }
+        for line in last { #expect(publisher.waitForLine(startingWith: line) != nil) }
+        let delivered = publisher.lines(startingWith: "MSG").compactMap { UInt32($0.split(separator: " ")[1]) }
+        #expect(delivered.count == threads * perThread)
+        for thread in 0..<threads {
+            let mine = delivered.filter { Int($0) / 10_000 == thread }
+            #expect(mine == (0..<perThread).map { UInt32(thread * 10_000 + $0) })
+        }
+    }
+
+    @Test func messagesAreHeldWhileTheOwnerLoopIsBusyAndZeroDeadlineSendsFailAtOnce() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "held", queueLimit: 3, expecting: 3)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        // Credits = the queue limit (3): three sends succeed while nothing is delivered; the next
+        // ones, with a deadline of now, return false at once (the zero-timeout doorbell).
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "held", "5", "0"])
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 3 2")
+        #expect(sender.lines(startingWith: "REFUSED") == ["REFUSED 3", "REFUSED 4"])
+        #expect(receiver.seen.values.isEmpty)
+        release.fire()
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(receiver.seen.values.map(\.msgid) == [0, 1, 2])
+        #expect(sender.waitForExit() == 0)
+    }
+
+    @Test func aSenderWaitsForCreditsUntilTheReceiverTakesMessages() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: "credits", queueLimit: 2, expecting: 40)
+        defer { receiver.stop() }
+        let release = holdLoop(receiver.thread)
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "credits", "40", "20000"])
+        #expect(sender.waitForLine(startingWith: "SENT 1") != nil)
+        // Held: the sender has spent its two credits and waits; the port never holds more than the limit.
+        #expect(receiver.port.statistics.queued <= 2)
+        #expect(sender.lines(startingWith: "SENT 2").isEmpty)
+        release.fire()
+        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 40 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        #expect(receiver.seen.values.map(\.msgid) == (0..<40).map(UInt32.init))
+        #expect(sender.waitForExit() == 0)
+    }
+}

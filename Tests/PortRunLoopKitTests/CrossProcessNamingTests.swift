@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// Publishing and looking up names: validation, the directory check, a live name refused, a dead
+/// publisher's name reclaimed (X1, X2).
+@Suite(.serialized) struct CrossProcessNamingTests {
+    @Test(arguments: ["", ".hidden", "a/b", "a b", "ü", "x\0y", String(repeating: "n", count: 200)])
+    func invalidNamesAreRefused(name: String) throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let port = MessagePort()
+        #expect {
+            _ = try directory.registry.publish(port, as: name, on: PortRunLoop.main)
+        } throws: { error in
+            guard case .invalidName = error as? CrossProcessPortError else { return false }
+            return true
+        }
+        #expect {
+            _ = try directory.registry.remotePort(named: name)
+        } throws: { error in
+            guard case .invalidName = error as? CrossProcessPortError else { return false }
+            return true
+        }
+    }
+
+    @Test func aDirectoryOthersCanEnterIsRefused() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        chmod(directory.path, 0o755)
+        #expect {
+            _ = try directory.registry.publish(MessagePort(), as: "open", on: PortRunLoop.main)
+        } throws: { error in
+            guard case .unsafeDirectory(_, let reason) = error as? CrossProcessPortError else { return false }
+            return reason.contains("755")
+        }
+    }
+
+    @Test func aDirectoryOfAnotherUserIsRefused() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        guard getuid() == 0 else { return } // only root can give a directory away
+        chown(directory.path, 65534, 65534)
+        #expect {
+            _ = try directory.registry.remotePort(named: "theirs")
+        } throws: { error in
+            guard case .unsafeDirectory(_, let reason) = error as? CrossProcessPortError else { return false }
+            return reason.contains("65534")
+        }
+    }
+
+    @Test func aMissingDirectoryIsMadePrivate() throws {
+        let parent = NameDirectory()
+        defer { parent.remove() }
+        let path = parent.path + "/made"
+        let registry = MessagePortNameRegistry(directory: path)
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let port = MessagePort()
+        thread.loop.add(port, forMode: .default)
+        let published = try registry.publish(port, as: "p", on: thread.loop)
+        defer { published.unpublish() }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        let socket = try FileManager.default.attributesOfItem(atPath: published.socketPath)
+        #expect((socket[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func aNameOfALiveProcessIsRefusedAndAnUnknownNameIsNotPublished() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "taken", "5"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        #expect(throws: CrossProcessPortError.nameInUse("taken")) {
+            _ = try directory.registry.publish(MessagePort(), as: "taken", on: PortRunLoop.main)
+        }
+        #expect(throws: CrossProcessPortError.notPublished("nobody")) {
+            _ = try directory.registry.remotePort(named: "nobody")
+        }
+        // Within one process too: the second publisher of a name is refused.
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let port = MessagePort()
+        let first = try directory.registry.publish(port, as: "mine", on: thread.loop)
+        #expect(throws: CrossProcessPortError.nameInUse("mine")) {
+            _ = try directory.registry.publish(MessagePort(), as: "mine", on: thread.loop)
+        }
+        // Unpublished on the loop's thread, the name is free when the call returns.
+        try thread.loop.performAndWait { first.unpublish() }
+        let second = try directory.registry.publish(MessagePort(), as: "mine", on: thread.loop)
+        try thread.loop.performAndWait { second.unpublish() }
+    }
+
+    @Test func theNameOfAKilledPublisherIsReclaimed() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "phoenix", "5"])
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        publisher.kill9()
+        // The socket file is left behind, but nobody listens: not published.
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/phoenix.sock"))
+        #expect(throws: CrossProcessPortError.notPublished("phoenix")) {
+            _ = try directory.registry.remotePort(named: "phoenix")
+        }
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let port = MessagePort()
+        let received = Signal()
+        port.setHandler { if $0.msgid == 42 { received.fire() } }
+        thread.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "phoenix", on: thread.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "phoenix")
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 42))
+        #expect(received.wait(seconds: 10))
+    }
+}

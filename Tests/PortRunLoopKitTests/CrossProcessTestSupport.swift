@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// The `CrossProcessProbe` program (Sources/CrossProcessProbe), built next to the test bundle,
+/// with its standard input and output on pipes; a thread of its own reads the output line by line.
+/// Every wait is bounded; none is used for ordering.
+final class CrossProcessProbeProcess: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    private let lock = NSLock()
+    private var lines: [String] = [] // guarded by `lock`
+    private var partial = "" // guarded by `lock`
+    private let changed = NSCondition()
+    private let exited = Signal()
+
+    /// The probe's path, or nil when it was not built.
+    static var executable: URL {
+        Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("CrossProcessProbe")
+    }
+
+    /// Starts the probe with `arguments`, optionally through a launcher (`setpriv …`).
+    init(_ arguments: [String], launcher: [String] = []) throws {
+        let probe = Self.executable
+        guard FileManager.default.isExecutableFile(atPath: probe.path) else {
+            throw CrossProcessProbeMissing(path: probe.path)
+        }
+        if launcher.isEmpty {
+            process.executableURL = probe
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: launcher[0])
+            process.arguments = Array(launcher.dropFirst()) + [probe.path] + arguments
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        process.terminationHandler = { [exited] _ in exited.fire() }
+        try process.run()
+        let reading = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                received(String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
+    var processID: Int32 { process.processIdentifier }
+
+    /// Every complete line printed so far.
+    var printed: [String] { lock.withLock { lines } }
+
+    /// Waits (at most `seconds`) until a line starting with `prefix` was printed; returns it.
+    @discardableResult
+    func waitForLine(startingWith prefix: String, seconds: Double = 30) -> String? {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            if let line = lock.withLock({ lines.first { $0.hasPrefix(prefix) } }) { return line }
+            if !changed.wait(until: deadline) { return lock.withLock { lines.first { $0.hasPrefix(prefix) } } }
+        }
+    }
+
+    /// The lines starting with `prefix`.
+    func lines(startingWith prefix: String) -> [String] { printed.filter { $0.hasPrefix(prefix) } }
+
+    /// Writes a line to the probe's standard input.
+    func tell(_ line: String) {
+        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Closes the probe's standard input (a publishing probe then unpublishes and exits).
+    func closeInput() { try? input.fileHandleForWriting.close() }
+
+    /// Sends `signal` to the probe.
+    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits (at most `seconds`) for the probe to exit; its status, or nil after killing it.
+    @discardableResult
+    func waitForExit(seconds: Double = 30) -> Int32? {
+        guard exited.wait(seconds: seconds) else {
+            kill(process.processIdentifier, SIGKILL)
+            _ = exited.wait(seconds: 10)
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// Kills the probe (SIGKILL) and waits for it to be gone.
+    func kill9() {
+        send(SIGKILL)
+        _ = exited.wait(seconds: 30)
+    }
+
+    private func received(_ text: String) {
+        lock.withLock {
+            partial += text
+            while let newline = partial.firstIndex(of: "\n") {
+                lines.append(String(partial[..<newline]))
+                partial = String(partial[partial.index(after: newline)...])
+            }
+        }
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// The probe program was not built.
+struct CrossProcessProbeMissing: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "CrossProcessProbe was not built at \(path) (build the package first)" }
+}
+
+/// A fresh name directory (mode 0700) under /tmp, removed by ``remove()``.
+struct NameDirectory: Sendable {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/prl-xproc-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: made!)
+    }
+
+    var registry: MessagePortNameRegistry { MessagePortNameRegistry(directory: path) }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Connects a raw `SOCK_SEQPACKET` socket to a published name (to write hand-made frames).
+func rawConnection(to directory: NameDirectory, name: String) -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+    precondition(fd >= 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let path = Array((directory.path + "/" + name + ".sock").utf8)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.enumerated() { raw[index] = byte }
+    }
+    let rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    precondition(rc == 0, "connect failed: errno \(errno)")
+    return fd
+}
