@@ -14,8 +14,8 @@ import Synchronization
 /// which `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it.
 ///
 /// The waiter is woken through its own loop when it has one (it is then running the private
-/// `.synchronousWait` mode and serving calls made to it), or else through its thread's
-/// ``ThreadParker`` (one condition variable per thread, made once).
+/// `.synchronousWait` mode and serving calls made to it), or else through the ``ParkingLot``, keyed
+/// by the call's address (after spinning as its thread's ``WaitSpin`` allows).
 ///
 /// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the state word as above.
 /// The body runs on the target loop's thread only.
@@ -29,16 +29,16 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     private var body: (@Sendable () throws -> T)?
     private var result: Result<T, any Error>?
     private var error: PortRunLoopError?
-    /// When the call finished or was withdrawn (monotonic seconds), for ``ThreadParker``.
+    /// When the call finished or was withdrawn (monotonic seconds), for ``WaitSpin``.
     private var completedAt = 0.0
     private let waiterLoop: PortRunLoop?
-    private let parker: ThreadParker?
 
     init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
         self.body = body
         self.waiterLoop = waiter
-        self.parker = waiter == nil ? ThreadParker.current : nil
     }
+
+    private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     private func claim() -> Bool {
         state.compareExchange(expected: Self.pending, desired: Self.claimed, ordering: .acquiring).exchanged
@@ -63,19 +63,16 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         publish(Self.withdrawn)
     }
 
-    /// Stores the final state and wakes the waiter. With a parker the store happens under its lock,
-    /// so a waiter that checks the state under the same lock cannot miss the wake-up, and cannot
-    /// return (and its thread exit) while this is still signalling.
+    /// Stores the final state and wakes the waiter: its loop, or the parking lot (the store comes
+    /// first, and the waiter checks the state with the slot locked, so the wake-up cannot be missed).
     private func publish(_ final: Int) {
-        if parker != nil { completedAt = System.monotonicSeconds() }
-        if let parker {
-            parker.lock.withLock {
-                state.store(final, ordering: .releasing)
-                parker.lock.broadcast()
-            }
-        } else {
+        if let waiterLoop {
             state.store(final, ordering: .releasing)
-            waiterLoop?.wakeUp()
+            waiterLoop.wakeUp()
+        } else {
+            completedAt = System.monotonicSeconds()
+            state.store(final, ordering: .releasing)
+            ParkingLot.wakeAll(key: key)
         }
     }
 
@@ -89,17 +86,14 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
             if let loop = waiterLoop {
                 _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isDone })
-            } else if let parker {
+            } else {
+                let spin = WaitSpin.current
                 let start = System.monotonicSeconds()
-                if !parker.spin(from: start, until: deadline, for: { self.isDone }) {
+                if !spin.spin(from: start, until: deadline, for: { self.isDone }) {
                     let sleepStart = System.monotonicSeconds()
-                    parker.lock.withLock {
-                        while !isDone {
-                            if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
-                        }
-                    }
+                    let done = ParkingLot.park(key: key, deadline: deadline) { self.isDone }
                     // How soon the loop answered, not counting this thread's own wake-up.
-                    parker.record(answeredAfter: isDone ? completedAt - sleepStart : .infinity)
+                    spin.record(answeredAfter: done ? completedAt - sleepStart : .infinity)
                 }
             }
             if isDone { return }
@@ -123,19 +117,15 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     return value
 }
 
-/// A condition variable of the calling thread's own, made on the thread's first blocking call and
-/// kept until the thread exits: what a thread without a loop sleeps on in
-/// ``PortRunLoop/performAndWait(timeout:_:)``, so a call allocates no lock of its own.
+/// How long a thread without a loop spins for the answer to its
+/// ``PortRunLoop/performAndWait(timeout:_:)`` before it parks: the thread's own ``IdleSpin``, made on
+/// its first blocking call and kept until it exits. It spins the way a loop does before it parks:
+/// only while spinning pays, that is, while calls are answered within microseconds (a loop thread
+/// that is itself spinning answers in a microsecond or two).
 ///
-/// Before it sleeps, a waiter spins the way a loop does before it parks (``IdleSpin``): only while
-/// spinning pays, that is, while calls are answered within microseconds (a loop thread that is
-/// itself spinning answers in a microsecond or two).
-///
-/// Thread-safety: `Sendable`; ``lock`` is a ``ConditionLock``. Only its thread waits on it; any
-/// thread signals it. Its spin state is touched by its own thread only.
-final class ThreadParker: @unchecked Sendable {
-    let lock = ConditionLock()
-    /// When to spin for an answer (own thread only).
+/// Thread-safety: not `Sendable`; thread-bound: reached only through ``current``, by its own thread.
+final class WaitSpin {
+    /// When to spin for an answer.
     private var idleSpin = IdleSpin()
 
     /// Spins (yielding the CPU) for `done` as far as ``IdleSpin`` allows, never past `deadline`.
@@ -165,17 +155,17 @@ final class ThreadParker: @unchecked Sendable {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key) { raw in
             guard let raw else { return }
-            Unmanaged<ThreadParker>.fromOpaque(raw).release()
+            Unmanaged<WaitSpin>.fromOpaque(raw).release()
         }
         precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
         return key
     }()
 
-    /// The calling thread's parker.
-    static var current: ThreadParker {
-        if let raw = pthread_getspecific(key) { return Unmanaged<ThreadParker>.fromOpaque(raw).takeUnretainedValue() }
-        let parker = ThreadParker()
-        pthread_setspecific(key, Unmanaged.passRetained(parker).toOpaque())
-        return parker
+    /// The calling thread's spin state.
+    static var current: WaitSpin {
+        if let raw = pthread_getspecific(key) { return Unmanaged<WaitSpin>.fromOpaque(raw).takeUnretainedValue() }
+        let spin = WaitSpin()
+        pthread_setspecific(key, Unmanaged.passRetained(spin).toOpaque())
+        return spin
     }
 }

@@ -29,7 +29,6 @@ final class SynchronousPost: @unchecked Sendable {
 
     private let state: TracedMutex<State>
     private let waiterLoop: PortRunLoop?
-    private let condition = ConditionLock()
 
     init(deliveries: Int, waiter: PortRunLoop?) {
         self.state = TracedMutex(State(remaining: deliveries))
@@ -68,7 +67,7 @@ final class SynchronousPost: @unchecked Sendable {
             return state.isDone
         }
         guard done else { return }
-        condition.withLock { condition.broadcast() }
+        state.broadcast()
         waiterLoop?.wakeUp()
     }
 
@@ -82,11 +81,7 @@ final class SynchronousPost: @unchecked Sendable {
                 _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline, returnAfterSourceHandled: false,
                                      until: { [self] in isDone })
             } else {
-                condition.withLock {
-                    while !isDone {
-                        if !condition.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
-                    }
-                }
+                _ = state.wait(untilMonotonic: deadline) { $0.isDone }
             }
             if isDone { break }
             if System.monotonicSeconds() >= deadline {

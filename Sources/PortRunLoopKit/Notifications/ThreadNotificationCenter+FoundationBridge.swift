@@ -98,45 +98,45 @@ private final class FoundationObserverRemoval: ObservationRegistration, @uncheck
 /// observer block runs on whatever thread posted — possibly the thread that later waits for it.
 ///
 /// Thread-safety: fully thread-safe.
-private final class ThreadTrackingGate: @unchecked Sendable {
-    private let lock = ConditionLock()
-    private var closed = false // guarded by `lock`
-    private var inside: [pthread_t] = [] // guarded by `lock`
+private final class ThreadTrackingGate: Sendable {
+    private struct State {
+        var closed = false
+        var inside: [pthread_t] = []
+    }
 
-    var isOpen: Bool { lock.withLock { !closed } }
+    private let state = TracedMutex(State())
+
+    var isOpen: Bool { state.withLock { !$0.closed } }
 
     func enter() -> Bool {
-        lock.withLock {
-            guard !closed else { return false }
-            inside.append(pthread_self())
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.inside.append(pthread_self())
             return true
         }
     }
 
     func exit() {
-        lock.withLock {
+        state.withLock { state in
             let me = pthread_self()
-            if let index = inside.lastIndex(where: { pthread_equal($0, me) != 0 }) { inside.remove(at: index) }
-            lock.broadcast()
+            if let index = state.inside.lastIndex(where: { pthread_equal($0, me) != 0 }) { state.inside.remove(at: index) }
         }
+        state.broadcast()
     }
 
     /// Closes the gate; true if this call closed it.
     func close() -> Bool {
-        lock.withLock {
-            defer { closed = true }
-            return !closed
+        state.withLock { state in
+            defer { state.closed = true }
+            return !state.closed
         }
     }
 
     /// Waits until no thread other than the caller is inside. False on timeout.
     func waitForOtherThreads(deadline: Double) -> Bool {
-        lock.withLock {
-            let me = pthread_self()
-            while inside.contains(where: { pthread_equal($0, me) == 0 }) {
-                if !lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
-            }
-            return true
+        let me = pthread_self()
+        return state.wait(untilMonotonic: deadline) { state in
+            !state.inside.contains(where: { pthread_equal($0, me) == 0 })
         }
     }
 }

@@ -26,14 +26,12 @@ public final class RunLoopThread: @unchecked Sendable {
     /// Thread-safety: immutable; the loop itself is `Sendable`.
     public let loop: PortRunLoop
     private let thread: pthread_t
-    private let phaseLock = ConditionLock()
-    private var phase = Phase.running // guarded by `phaseLock`
+    private let phase = TracedMutex(Phase.running)
 
     private enum Phase { case running, stopping, stopped }
 
-    private final class Startup: @unchecked Sendable {
-        let lock = ConditionLock()
-        var result: Result<PortRunLoop, PortRunLoopError>? // guarded by `lock`
+    private final class Startup: Sendable {
+        let result = TracedMutex<Result<PortRunLoop, PortRunLoopError>?>(nil)
         let stopRequested = Atomic<Bool>(false)
     }
 
@@ -55,13 +53,15 @@ public final class RunLoopThread: @unchecked Sendable {
             do throws(PortRunLoopError) {
                 loop = try PortRunLoop.makeForNewThread(name: name, logger: logger)
             } catch {
-                startup.lock.withLock { startup.result = .failure(error); startup.lock.broadcast() }
+                startup.result.withLock { $0 = .failure(error) }
+                startup.result.broadcast()
                 return
             }
             let keepAlive = MessagePort()
             loop.add(keepAlive, forMode: .common)
             loop.logger.debug("RunLoopThread started", metadata: [LogKey.loop: "\(name)"])
-            startup.lock.withLock { startup.result = .success(loop); startup.lock.broadcast() }
+            startup.result.withLock { $0 = .success(loop) }
+            startup.result.broadcast()
             while !startup.stopRequested.load(ordering: .acquiring) {
                 loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
             }
@@ -72,10 +72,8 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.shutDownIfNeeded()
             loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
         }
-        let result = startup.lock.withLock { () -> Result<PortRunLoop, PortRunLoopError> in
-            while startup.result == nil { _ = startup.lock.wait(untilMonotonic: .infinity) }
-            return startup.result!
-        }
+        _ = startup.result.wait { $0 != nil }
+        let result = startup.result.withLock { $0! }
         switch result {
         case .success(let loop):
             self.loop = loop
@@ -95,7 +93,7 @@ public final class RunLoopThread: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public func stop() {
-        let first = phaseLock.withLock { () -> Bool in
+        let first = phase.withLock { phase -> Bool in
             guard phase == .running else { return false }
             phase = .stopping
             return true
@@ -103,7 +101,7 @@ public final class RunLoopThread: @unchecked Sendable {
         guard first else {
             // Someone else is stopping: wait until the thread is gone (unless we are that thread).
             if !loop.isCurrentThread {
-                phaseLock.withLock { while phase != .stopped { _ = phaseLock.wait(untilMonotonic: .infinity) } }
+                _ = phase.wait { $0 == .stopped }
             }
             return
         }
@@ -120,17 +118,18 @@ public final class RunLoopThread: @unchecked Sendable {
         } else {
             System.join(thread)
         }
-        phaseLock.withLock { phase = .stopped; phaseLock.broadcast() }
+        phase.withLock { $0 = .stopped }
+        phase.broadcast()
     }
 
     /// True once ``stop()`` has finished (the thread has exited, or is exiting when `stop()` was
     /// called from the thread itself).
     ///
     /// Thread-safety: any thread.
-    public var isStopped: Bool { phaseLock.withLock { phase == .stopped } }
+    public var isStopped: Bool { phase.withLock { $0 == .stopped } }
 
     deinit {
-        if phaseLock.withLock({ phase == .running }) { stop() }
+        if phase.withLock({ $0 == .running }) { stop() }
     }
 }
 
