@@ -6,42 +6,29 @@ import Synchronization
 /// One ``PortRunLoop/performAndWait(timeout:_:)`` in flight: one allocation (this object), nothing
 /// else per call.
 ///
-/// State machine, one atomic word: `pending` → `claimed` → `finished` | `withdrawn`. Whoever moves
-/// it out of `pending` (compare-exchange) owns the body from then on: the loop's thread to run it,
-/// or the waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes
-/// the result or the error, and publishes with a releasing store of the final state; the waiter
-/// reads them after an acquiring load. The body is dropped before the final state is published,
-/// which `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it.
+/// State machine: pending → claimed → complete (finished or withdrawn). Whoever claims it (one
+/// compare-exchange of `claimed`) owns the body from then on: the loop's thread to run it, or the
+/// waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes the
+/// result or the error, and publishes with ``BlockingCall/complete()`` (releasing); the waiter reads
+/// them once ``BlockingCall/isComplete`` (acquiring). The body is dropped before completion, which
+/// `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it. The wait
+/// itself is ``BlockingCall``'s.
 ///
-/// The waiter is woken through its own loop when it has one (it is then running the private
-/// `.synchronousWait` mode and serving calls made to it), or else through the ``ParkingLot``, keyed
-/// by the call's address (after spinning as its thread's ``WaitSpin`` allows).
-///
-/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the state word as above.
+/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the claim as above.
 /// The body runs on the target loop's thread only.
-final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Sendable {
-    private static var pending: Int { 0 }
-    private static var claimed: Int { 1 }
-    private static var finished: Int { 2 }
-    private static var withdrawn: Int { 3 }
-
-    private let state = Atomic<Int>(0)
+final class SynchronousCall<T: Sendable>: BlockingCall, SynchronousCallProtocol, @unchecked Sendable {
+    private let claimed = Atomic<Bool>(false)
     private var body: (@Sendable () throws -> T)?
     private var result: Result<T, any Error>?
     private var error: PortRunLoopError?
-    /// When the call finished or was withdrawn (monotonic seconds), for ``WaitSpin``.
-    private var completedAt = 0.0
-    private let waiterLoop: PortRunLoop?
 
     init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
         self.body = body
-        self.waiterLoop = waiter
+        super.init(waiter: waiter)
     }
 
-    private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
-
     private func claim() -> Bool {
-        state.compareExchange(expected: Self.pending, desired: Self.claimed, ordering: .acquiring).exchanged
+        claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
     }
 
     func run() {
@@ -49,7 +36,7 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         // Taken out, called and released inside this function, before the result is published.
         let result = Self.call(take(&body)!)
         self.result = result
-        publish(Self.finished)
+        complete()
     }
 
     private static func call(_ body: @Sendable () throws -> T) -> Result<T, any Error> {
@@ -60,52 +47,15 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         guard claim() else { return }
         body = nil
         self.error = error
-        publish(Self.withdrawn)
+        complete()
     }
 
-    /// Stores the final state and wakes the waiter: its loop, or the parking lot (the store comes
-    /// first, and the waiter checks the state with the slot locked, so the wake-up cannot be missed).
-    private func publish(_ final: Int) {
-        if let waiterLoop {
-            state.store(final, ordering: .releasing)
-            waiterLoop.wakeUp()
-        } else {
-            completedAt = System.monotonicSeconds()
-            state.store(final, ordering: .releasing)
-            ParkingLot.wakeAll(key: key)
-        }
-    }
-
-    private var isDone: Bool { state.load(ordering: .acquiring) >= Self.finished }
-
-    /// Blocks until the call finished or was withdrawn. At `deadline` a call that has not started
-    /// is withdrawn with ``PortRunLoopError/timedOut``; one that has started is waited for.
-    func waitForCompletion(deadline: Double) {
-        var deadline = deadline
-        while true {
-            if let loop = waiterLoop {
-                _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
-                                     returnAfterSourceHandled: false, until: { self.isDone })
-            } else {
-                let spin = WaitSpin.current
-                let start = System.monotonicSeconds()
-                if !spin.spin(from: start, until: deadline, for: { self.isDone }) {
-                    let sleepStart = System.monotonicSeconds()
-                    let done = ParkingLot.park(key: key, deadline: deadline) { self.isDone }
-                    // How soon the loop answered, not counting this thread's own wake-up.
-                    spin.record(answeredAfter: done ? completedAt - sleepStart : .infinity)
-                }
-            }
-            if isDone { return }
-            if System.monotonicSeconds() >= deadline {
-                fail(.timedOut)
-                deadline = .infinity
-            }
-        }
-    }
+    /// At the deadline a call that has not started is withdrawn with ``PortRunLoopError/timedOut``;
+    /// one that has started is waited for.
+    override func deadlinePassed() { fail(.timedOut) }
 
     func takeResult() throws -> T {
-        precondition(isDone, "PortRunLoop: synchronous call result read before completion")
+        precondition(isComplete, "PortRunLoop: synchronous call result read before completion")
         if let error { throw error }
         return try result!.get()
     }

@@ -131,10 +131,7 @@ extension ThreadNotificationCenter {
         var delivered = 0
         for record in inline where record.deliver(box) { delivered += 1 }
         if let waitFor {
-            // As for performAndWait: the waiting loop thread delivers no port messages (BlockingWaits).
-            let blockingWait = current.flatMap { BlockingWaits.shared.enter($0, on: groups.map(\.lane.loop), isSend: false) }
-            defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
-            delivered += try waitFor.waitForCompletion(deadline: deadline)
+            delivered += try waitFor.waitForCompletion(deadline: deadline, on: groups.map(\.lane.loop))
         }
         return delivered
     }
