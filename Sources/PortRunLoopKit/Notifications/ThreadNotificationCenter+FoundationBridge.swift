@@ -52,13 +52,15 @@ extension ThreadNotificationCenter {
         let record = makeRecord(name: name, sender: filter, loop: loop, modes: modes, observer: nil,
                                 caller: caller) { _, note in handler(note) }
         if loop.isShutDown { record.end() }
+        // Its own plan (made once): the observation lives outside the center's tables.
+        let plan = DispatchPlan(name: name ?? Notification.Name(""), named: [record], anyName: [])
         let gate = DeliveryGate()
         let token = source.addObserver(forName: name, object: filter.foundationObject, queue: nil) { [weak self] note in
             // Foundation calls the block on whatever thread posted.
             guard gate.tryEnterOnAnyThread() else { return }
             defer { gate.exitOnAnyThread() }
             guard record.isActive, filter.matches(SenderKey(note.object)), let self else { return }
-            _ = try? self.dispatch(note, to: [record], synchronous: false, deadline: .infinity)
+            _ = try? self.deliver(note, by: plan, synchronous: false, deadline: .infinity)
         }
         return NotificationObservation(FoundationObserverRemoval(source: source, token: token, gate: gate, record: record),
                                        label: "\(name?.rawValue ?? "any name") from a Foundation center on \(loop.name)")
