@@ -99,6 +99,9 @@ struct Inbox {
     /// ``PortRunLoop/runningEpoch``.
     var stopRequestEpoch: UInt64 = 0
     var isShutDown = false
+    /// The modes `RunLoop.Mode.common` stands for (``PortRunLoop/commonModes``); the owner works
+    /// from its copy, ``PortRunLoop/ownerCommonModes``.
+    var commonModes: Set<RunLoop.Mode> = [.default]
     /// ``PortRunLoop/metricsDelegate`` as last set, and whether the owner has yet to take it.
     var metricsDelegate: (any LoopMetricsDelegate)?
     var metricsDelegateChanged = false
