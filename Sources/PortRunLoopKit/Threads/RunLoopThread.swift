@@ -34,8 +34,8 @@ public final class RunLoopThread: @unchecked Sendable {
         case starting
         /// The loop could not be made; the thread has exited.
         case failed(PortRunLoopError)
-        /// The thread runs its loop.
-        case running
+        /// The thread runs its loop (made on the thread; `init` takes it from here).
+        case running(PortRunLoop)
         /// ``stop()`` was called; its request is queued behind the work queued before it.
         case stopping
         /// The stop request ran on the loop: the thread leaves its runs, shuts the loop down, exits.
@@ -83,7 +83,6 @@ public final class RunLoopThread: @unchecked Sendable {
     /// Thread-safety: any thread.
     public init(name: String, logger: Logger = .portRunLoopDisabled) throws(PortRunLoopError) {
         let lifecycle = Lifecycle()
-        let made = TracedMutex<PortRunLoop?>(nil)
         self.thread = try System.spawnThread {
             System.setCurrentThreadName(name)
             let loop: PortRunLoop
@@ -96,8 +95,7 @@ public final class RunLoopThread: @unchecked Sendable {
             let keepAlive = MessagePort()
             loop.add(keepAlive, forMode: .common)
             loop.logger.debug("RunLoopThread started", metadata: [LogKey.loop: "\(name)"])
-            made.withLock { $0 = loop }
-            lifecycle.move(to: .running)
+            lifecycle.move(to: .running(loop))
             while !lifecycle.phase.withLock({ $0.isLeaving }) {
                 loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
             }
@@ -109,11 +107,15 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
         }
         _ = lifecycle.phase.wait { if case .starting = $0 { false } else { true } }
-        if case .failed(let error) = lifecycle.phase.withLock({ $0 }) {
+        switch lifecycle.phase.withLock({ $0 }) {
+        case .running(let loop):
+            self.loop = loop
+        case .failed(let error):
             System.join(thread)
             throw error
+        default:
+            preconditionFailure("RunLoopThread: the thread left its start-up without a loop")
         }
-        self.loop = made.withLock { $0! }
         self.name = name
         self.lifecycle = lifecycle
     }
