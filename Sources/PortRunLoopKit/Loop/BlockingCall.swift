@@ -24,14 +24,15 @@ import Synchronization
 /// wrote before ``complete()`` is visible to the waiter once ``isComplete`` is true (release, then
 /// acquire).
 ///
-/// Thread-safety: `@unchecked Sendable`; the word is atomic, `completedAt` is written before the
-/// releasing completion and read after the acquiring check; subclasses document their own state.
+/// Thread-safety: `@unchecked Sendable` (for its subclasses, which document their own state); its
+/// own fields are atomic or immutable.
 class BlockingCall: @unchecked Sendable {
     private let word = Atomic<UInt8>(0)
     /// The caller's loop, if its thread has one (it is woken through it).
     let waiterLoop: PortRunLoop?
-    /// When the call completed (monotonic seconds), for a waiter without a loop (``WaitSpin``).
-    private var completedAt = 0.0
+    /// When the call completed (monotonic seconds, as the bits of a `Double`), for a waiter without
+    /// a loop (``WaitSpin``). Atomic: two settlers of a post may both find it complete.
+    private let completedAt = Atomic<UInt64>(0)
 
     init(waiter: PortRunLoop?) {
         self.waiterLoop = waiter
@@ -44,7 +45,7 @@ class BlockingCall: @unchecked Sendable {
 
     /// Marks the call complete and wakes its waiter (once; later calls do nothing).
     final func complete() {
-        if waiterLoop == nil { completedAt = System.monotonicSeconds() }
+        if waiterLoop == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
         let before = word.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue
         guard before & 1 == 0 else { return }
         if before & 2 != 0 {
@@ -90,6 +91,9 @@ class BlockingCall: @unchecked Sendable {
         word.bitwiseOr(2, ordering: .acquiringAndReleasing)
         let done = ParkingLot.park(key: key, deadline: deadline) { self.isComplete }
         // How soon the call was answered, not counting this thread's own wake-up.
-        if waiterLoop == nil { spin.record(answeredAfter: done ? completedAt - sleepStart : .infinity) }
+        if waiterLoop == nil {
+            let answeredAt = Double(bitPattern: completedAt.load(ordering: .relaxed))
+            spin.record(answeredAfter: done ? answeredAt - sleepStart : .infinity)
+        }
     }
 }
