@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the claim as above.
 /// The body runs on the target loop's thread only.
-final class SynchronousCall<T: Sendable>: BlockingCall, SynchronousCallProtocol, @unchecked Sendable {
+final class SynchronousCall<T: Sendable>: BlockingCall, QueuedCall, @unchecked Sendable {
     private let claimed = Atomic<Bool>(false)
     private var body: (@Sendable () throws -> T)?
     private var result: Result<T, any Error>?
@@ -26,6 +26,8 @@ final class SynchronousCall<T: Sendable>: BlockingCall, SynchronousCallProtocol,
         self.body = body
         super.init(waiter: waiter)
     }
+
+    var servedWhileWaiting: Bool { true }
 
     private func claim() -> Bool {
         claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged

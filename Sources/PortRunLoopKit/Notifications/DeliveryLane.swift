@@ -231,18 +231,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// Queued under the lane's lock: a later append that finds the drain pending returns at once,
     /// so the drain must already be on the loop's queue by then — otherwise a RunLoopThread.stop()
     /// or a thread exit in between could discard it (and the notification with it) although that
-    /// post returned first. Found by the stress suite. The work item carries a ``DrainTicket``
-    /// whose deinit kills the lane if the loop later discards the drain unrun.
+    /// post returned first. The drain is a ``LaneDrain``: a loop that shuts down before running it
+    /// fails it, which kills the lane.
     private func ensureDrainQueuedLocked(_ state: inout State) -> AfterAppend {
         guard !state.drainPending else { return .done }
         state.drainPending = true
         counters.didScheduleDrain()
-        let ticket = DrainTicket(lane: self)
-        let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .block { ticket.run() }))
-        guard accepted else {
-            ticket.disarm() // its deinit runs under our lock: it must not kill (the caller does)
-            return .refused
-        }
+        let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .call(LaneDrain(lane: self))))
+        guard accepted else { return .refused } // the caller kills the lane after unlocking
         return ring ? .ring : .done
     }
 
@@ -404,25 +400,19 @@ final class DeliveryLane: @unchecked Sendable {
     }
 }
 
-/// Rides along with a queued drain. If the loop discards the drain without running it (the loop
-/// shut down, or was already down), the ticket's deinit kills the lane so nothing waits forever.
+/// A lane's asynchronous drain, queued on its loop in the lane's modes. Not served while the loop's
+/// thread waits in a blocking call (asynchronous deliveries wait until it returns). If the loop
+/// shuts down before running it, ``fail(_:)`` kills the lane, so nothing waits forever.
 ///
-/// Thread-safety: `Sendable`; `ran` is atomic.
-final class DrainTicket: Sendable {
+/// Thread-safety: `Sendable`; immutable.
+final class LaneDrain: QueuedCall, Sendable {
     private let lane: DeliveryLane
-    private let ran = Atomic<Bool>(false)
 
     init(lane: DeliveryLane) { self.lane = lane }
 
-    /// The drain was refused when queued: the lane's owner handles that itself.
-    func disarm() { ran.store(true, ordering: .relaxed) }
+    var servedWhileWaiting: Bool { false }
 
-    func run() {
-        ran.store(true, ordering: .relaxed)
-        lane.drain(until: nil)
-    }
+    func run() { lane.drain(until: nil) }
 
-    deinit {
-        if !ran.load(ordering: .relaxed) { lane.kill() }
-    }
+    func fail(_ error: PortRunLoopError) { lane.kill() }
 }

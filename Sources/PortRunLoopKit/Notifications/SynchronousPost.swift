@@ -96,7 +96,7 @@ final class SyncTicket: @unchecked Sendable {
 /// post's entries. If the loop shuts down first, the lane is killed and the post settled.
 ///
 /// Thread-safety: `Sendable`; runs on the lane's loop thread.
-final class LaneSyncCall: SynchronousCallProtocol, Sendable {
+final class LaneSyncCall: QueuedCall, Sendable {
     private let lane: DeliveryLane
     private let ticket: SyncTicket
 
@@ -104,6 +104,8 @@ final class LaneSyncCall: SynchronousCallProtocol, Sendable {
         self.lane = lane
         self.ticket = ticket
     }
+
+    var servedWhileWaiting: Bool { true }
 
     func run() { lane.drain(until: ticket) }
 

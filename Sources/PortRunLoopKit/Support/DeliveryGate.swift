@@ -108,9 +108,6 @@ final class DeliveryGate: @unchecked Sendable {
         state.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue & 1 == 0
     }
 
-    /// Number of handler calls in flight right now.
-    var handlersInFlight: Int { Int(state.load(ordering: .acquiring) >> 1) }
-
     /// Blocks until no handler call is in flight except the `heldByCaller` calls the calling
     /// thread itself is inside (its own stack: waiting for them would deadlock on itself).
     func waitForHandlers(deadlineMonotonic: Double = .infinity, excluding heldByCaller: Int = 0) -> Bool {

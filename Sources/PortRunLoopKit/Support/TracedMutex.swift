@@ -15,8 +15,8 @@ import Synchronization
 /// Swift exclusivity access to the value begins before the annotation runs. A ``LockWord``'s
 /// acquire and release are atomics compiled in this module, which TSan instruments, and its
 /// parking lot is `pthread_mutex_t`/`pthread_cond_t`, which TSan intercepts; uncontended, it costs
-/// one inlined atomic per lock and per unlock (less than `pthread_mutex_lock`, which was used
-/// here before; see Docs/Benchmarks.md).
+/// one inlined atomic per lock and per unlock (less than `pthread_mutex_lock`; see
+/// Docs/Benchmarks.md).
 ///
 /// It is also the library's one condition variable: ``wait(untilMonotonic:until:)`` blocks until a
 /// predicate on the value holds (or a deadline passes) and ``broadcast()`` wakes the waiters after a
