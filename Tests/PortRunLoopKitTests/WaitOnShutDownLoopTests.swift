@@ -51,4 +51,30 @@ import Testing
         // burns the whole wait, or whatever share of it a busy machine gives the thread.
         #expect(result.cpu < 0.03)
     }
+
+    @Test func postAndWaitFromAShutDownLoopSleeps() throws {
+        let observerThread = try RunLoopThread(name: "held-observer")
+        defer { observerThread.stop() }
+        let center = ThreadNotificationCenter()
+        let name = Notification.Name("WaitOnShutDownLoopTests.post")
+        let token = center.addObserver(forName: name, on: observerThread.loop) { _ in }
+        let release = holdLoop(observerThread) // the delivery cannot start: the post times out
+        defer { release.fire() }
+        let caller = try RunLoopThread(name: "dying-poster")
+        let measured = Locked<(wall: Double, cpu: Double, timedOut: Bool)?>(nil)
+        queueUnrunnable(on: caller.loop, holding: CallsOnRelease {
+            let wallStart = Date()
+            let cpuStart = Self.threadCPUSeconds()
+            var timedOut = false
+            do { try center.postAndWait(name: name, timeout: .milliseconds(300)) } catch { timedOut = true }
+            let cpu = Self.threadCPUSeconds() - cpuStart
+            measured.withLock { $0 = (Date().timeIntervalSince(wallStart), cpu, timedOut) }
+        })
+        caller.stop()
+        let result = try #require(measured.withLock { $0 })
+        #expect(result.timedOut)
+        #expect(result.wall >= 0.29)
+        #expect(result.cpu < 0.03)
+        withExtendedLifetime(token) {}
+    }
 }
