@@ -11,7 +11,7 @@ import Synchronization
 /// once. A withdrawn item stays in the loop's queue as a no-op until the loop reaches it.
 ///
 /// Thread-safety: `Sendable`; the body runs on the target loop's thread only.
-final class AsyncCall<T: Sendable>: SynchronousCallProtocol {
+final class AsyncCall<T: Sendable>: QueuedCall {
     private enum State {
         case created(@Sendable () throws -> T)
         case queued(@Sendable () throws -> T, CheckedContinuation<T, any Error>)
@@ -21,6 +21,10 @@ final class AsyncCall<T: Sendable>: SynchronousCallProtocol {
     }
 
     private let state: TracedMutex<State>
+
+    /// A `submit` body runs while its loop's thread waits in a blocking call, like a
+    /// `performAndWait` body.
+    var servedWhileWaiting: Bool { true }
 
     init(_ body: @escaping @Sendable () throws -> T) {
         state = TracedMutex(.created(body))

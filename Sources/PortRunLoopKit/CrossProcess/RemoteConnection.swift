@@ -13,7 +13,8 @@ import Logging
 /// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
 /// thread would otherwise wait in `poll` for data the loop already took.
 ///
-/// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition`'s mutex;
+/// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition` (the library's one mutex type, here in its
+/// lock/unlock form because a reader lets it go around `poll`);
 /// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
 /// immutable.
 final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
@@ -21,7 +22,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let options: CrossProcessPortOptions
     let parameters: PublisherParameters
     let logger: Logger
-    private let condition = ConditionLock()
+    private let condition = TracedMutex<Void>(())
     private let receiveBuffer: UnsafeMutableRawBufferPointer
 
     private var fd: Int32
@@ -67,20 +68,20 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Watches the socket on `loop` so frames are read as they arrive.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
         let wake = try System.makeEventfd()
-        let fd = condition.withLock { () -> Int32 in
+        let fd = condition.withLock { _ -> Int32 in
             wakeFD = wake
             return self.fd
         }
         guard fd >= 0 else { return }
         let source = try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
             guard let self else { return }
-            condition.withLock {
+            condition.withLock { _ in
                 drainFrames()
                 if isReading { System.signalEventfd(wakeFD) }
             }
             condition.broadcast()
         }
-        condition.withLock { readSource = source }
+        condition.withLock { _ in readSource = source }
     }
 
     // MARK: RemoteEndpoint
@@ -101,7 +102,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     var isValid: Bool {
-        condition.withLock {
+        condition.withLock { _ in
             if ended == nil && !isReading { drainFrames() }
             return ended == nil
         }
@@ -114,7 +115,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Sends a request and waits for its reply (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``).
     func request(msgid: UInt32, components: [Data], sendDeadline: Double,
                  receiveTimeout: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) {
-        let id = condition.withLock { () -> UInt64 in
+        let id = condition.withLock { _ -> UInt64 in
             defer { nextRequestID += 1 }
             waitingRequests.insert(nextRequestID)
             return nextRequestID
@@ -123,7 +124,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components)
         }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, before: sendDeadline)
         if case .failure(let error) = sent {
-            condition.withLock { _ = waitingRequests.remove(id) }
+            condition.withLock { _ in _ = waitingRequests.remove(id) }
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
@@ -216,7 +217,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
             // Another thread polls the socket; it wakes everyone when it has read.
-            return condition.wait(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
+            return condition.waitLocked(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
         }
         isReading = true
         polling += 1
@@ -312,6 +313,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// Any thread: ends the connection from this side (``invalidate()``).
     private func end(_ why: CrossProcessPortError) {
-        condition.withLock { markEnded(why) }
+        condition.withLock { _ in markEnded(why) }
     }
 }

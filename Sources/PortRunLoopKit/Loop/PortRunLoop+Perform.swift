@@ -70,11 +70,7 @@ extension PortRunLoop {
                 throw PortRunLoopError.loopShutDown
             }
             let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
-            // A loop thread serves calls while it waits, but delivers no port messages: a send
-            // blocked on its full port is broken rather than left waiting forever (BlockingWaits).
-            let blockingWait = waiterLoop.flatMap { BlockingWaits.shared.enter($0, on: [self], isSend: false) }
-            defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
-            call.waitForCompletion(deadline: deadline)
+            call.waitUntilComplete(deadline: deadline, on: [self])
             return try call.takeResult()
         }
     }

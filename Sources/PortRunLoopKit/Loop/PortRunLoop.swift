@@ -45,8 +45,6 @@ public final class PortRunLoop: @unchecked Sendable {
     /// other threads, which addresses its request to that epoch. Stop requests are thereby exact
     /// without a lock per run entry: one that arrives as a run ends is ignored by the next (R6).
     let runningEpoch = Atomic<UInt64>(0)
-    /// Guarded by its own mutex; the owner thread keeps a copy in `ownerCommonModes`.
-    private let sharedCommonModes = TracedMutex<Set<RunLoop.Mode>>([.default])
 
     // MARK: Owner-thread-only state (touched only on the loop's thread; no lock).
     //
@@ -57,6 +55,8 @@ public final class PortRunLoop: @unchecked Sendable {
     // each access is one expression, or a value copied out first. Every test, TSan included, runs
     // the same code.
 
+    /// The common modes as the owner sees them: ``Inbox/commonModes``, copied when
+    /// ``addCommonMode(_:)``'s work reaches the loop (read on every pass without a lock).
     @exclusivity(unchecked) var ownerCommonModes: Set<RunLoop.Mode> = [.default]
     @exclusivity(unchecked) var frames: [RunFrame] = []
     @exclusivity(unchecked) var localWork: Deque<QueuedWork> = []
@@ -197,7 +197,7 @@ public final class PortRunLoop: @unchecked Sendable {
     /// The modes `RunLoop.Mode.common` stands for on this loop; initially `[.default]`.
     ///
     /// Thread-safety: any thread.
-    public var commonModes: Set<RunLoop.Mode> { sharedCommonModes.withLock { $0 } }
+    public var commonModes: Set<RunLoop.Mode> { inbox.withLock { $0.commonModes } }
 
     /// Adds `mode` to the common modes: sources and work scheduled in `.common` then also fire in
     /// runs of `mode` (`CFRunLoopAddCommonMode`).
@@ -205,9 +205,11 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: any thread; takes effect on the loop's thread before its next turn.
     public func addCommonMode(_ mode: RunLoop.Mode) {
         precondition(mode != .common, "PortRunLoop.addCommonMode: .common cannot be one of the common modes")
-        sharedCommonModes.withLock { _ = $0.insert(mode) }
+        inbox.withLock { _ = $0.commonModes.insert(mode) }
         onOwner { loop in
-            guard loop.ownerCommonModes.insert(mode).inserted else { return }
+            let modes = loop.inbox.withLock { $0.commonModes }
+            guard modes != loop.ownerCommonModes else { return }
+            loop.ownerCommonModes = modes
             loop.sourceGroupsChanged()
         }
     }

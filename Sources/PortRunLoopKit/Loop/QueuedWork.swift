@@ -9,7 +9,7 @@ import Synchronization
 struct QueuedWork {
     enum Kind {
         case block(@Sendable () -> Void)
-        case call(any SynchronousCallProtocol)
+        case call(any QueuedCall)
         /// An executor job (actor or task-executor). Never nests inside another job; at shutdown
         /// it fails over to the loop's after-shutdown queue instead of being discarded.
         case job(LoopJob)
@@ -31,13 +31,10 @@ struct QueuedWork {
         self.kind = kind
         self.context = context
     }
-
-    func matches(_ mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>) -> Bool {
-        WorkFilter(mode: mode, commonModes: commonModes).matches(self)
-    }
 }
 
-/// `QueuedWork.matches` with the per-mode facts worked out once, for a pass over the queue.
+/// Whether queued work belongs to a mode, with the per-mode facts worked out once, for a pass over
+/// the queue.
 ///
 /// The hot path of every perform: `ModeSet.contains` for `.common` asks whether the running mode is
 /// one of the common modes, which hashes the mode's string (a third of the loop's per-block cost
@@ -60,10 +57,10 @@ struct WorkFilter {
         self.jobsMayStart = jobsMayStart
     }
 
-    /// Whether `work` belongs to the mode (``QueuedWork/matches(_:commonModes:)``).
+    /// Whether `work` belongs to the mode.
     @inline(__always) func matches(_ work: QueuedWork) -> Bool {
         switch work.kind {
-        case .call where isSynchronousWait: return true
+        case .call(let call) where isSynchronousWait && call.servedWhileWaiting: return true
         case .portReady: return true // always taken: delivered now or moved to the pending ports
         default:
             switch work.modes {
@@ -99,6 +96,9 @@ struct Inbox {
     /// ``PortRunLoop/runningEpoch``.
     var stopRequestEpoch: UInt64 = 0
     var isShutDown = false
+    /// The modes `RunLoop.Mode.common` stands for (``PortRunLoop/commonModes``); the owner works
+    /// from its copy, ``PortRunLoop/ownerCommonModes``.
+    var commonModes: Set<RunLoop.Mode> = [.default]
     /// ``PortRunLoop/metricsDelegate`` as last set, and whether the owner has yet to take it.
     var metricsDelegate: (any LoopMetricsDelegate)?
     var metricsDelegateChanged = false
@@ -124,10 +124,17 @@ struct Inbox {
     }
 }
 
-/// A synchronous call queued on a loop (``PortRunLoop/performAndWait(timeout:_:)``).
-protocol SynchronousCallProtocol: AnyObject, Sendable {
-    /// Runs the body on the owner thread unless the call was cancelled.
+/// Work the loop either runs or fails, never drops: a `performAndWait` (``SynchronousCall``), a
+/// `submit` (``AsyncCall``), a synchronous post's drain (``LaneSyncCall``), a lane's drain
+/// (``LaneDrain``). A loop that shuts down with such work queued calls ``fail(_:)``, so whoever
+/// waits for it (a thread, a task, a lane's deliveries) is told.
+protocol QueuedCall: AnyObject, Sendable {
+    /// Whether it also runs while its loop's thread waits in a blocking call of its own (the
+    /// private `.synchronousWait` mode): synchronous work does, so that threads waiting on each
+    /// other serve each other; asynchronous deliveries wait until the blocking call returns.
+    var servedWhileWaiting: Bool { get }
+    /// Runs on the owner thread unless it was withdrawn.
     func run()
-    /// Completes the call with `error` unless it already started.
+    /// Completes it with `error` unless it already started.
     func fail(_ error: PortRunLoopError)
 }

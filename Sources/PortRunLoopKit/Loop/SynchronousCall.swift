@@ -6,42 +6,31 @@ import Synchronization
 /// One ``PortRunLoop/performAndWait(timeout:_:)`` in flight: one allocation (this object), nothing
 /// else per call.
 ///
-/// State machine, one atomic word: `pending` → `claimed` → `finished` | `withdrawn`. Whoever moves
-/// it out of `pending` (compare-exchange) owns the body from then on: the loop's thread to run it,
-/// or the waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes
-/// the result or the error, and publishes with a releasing store of the final state; the waiter
-/// reads them after an acquiring load. The body is dropped before the final state is published,
-/// which `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it.
+/// State machine: pending → claimed → complete (finished or withdrawn). Whoever claims it (one
+/// compare-exchange of `claimed`) owns the body from then on: the loop's thread to run it, or the
+/// waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes the
+/// result or the error, and publishes with ``BlockingCall/complete()`` (releasing); the waiter reads
+/// them once ``BlockingCall/isComplete`` (acquiring). The body is dropped before completion, which
+/// `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it. The wait
+/// itself is ``BlockingCall``'s.
 ///
-/// The waiter is woken through its own loop when it has one (it is then running the private
-/// `.synchronousWait` mode and serving calls made to it), or else through its thread's
-/// ``ThreadParker`` (one condition variable per thread, made once).
-///
-/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the state word as above.
+/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the claim as above.
 /// The body runs on the target loop's thread only.
-final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Sendable {
-    private static var pending: Int { 0 }
-    private static var claimed: Int { 1 }
-    private static var finished: Int { 2 }
-    private static var withdrawn: Int { 3 }
-
-    private let state = Atomic<Int>(0)
+final class SynchronousCall<T: Sendable>: BlockingCall, QueuedCall, @unchecked Sendable {
+    private let claimed = Atomic<Bool>(false)
     private var body: (@Sendable () throws -> T)?
     private var result: Result<T, any Error>?
     private var error: PortRunLoopError?
-    /// When the call finished or was withdrawn (monotonic seconds), for ``ThreadParker``.
-    private var completedAt = 0.0
-    private let waiterLoop: PortRunLoop?
-    private let parker: ThreadParker?
 
     init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
         self.body = body
-        self.waiterLoop = waiter
-        self.parker = waiter == nil ? ThreadParker.current : nil
+        super.init(waiter: waiter)
     }
 
+    var servedWhileWaiting: Bool { true }
+
     private func claim() -> Bool {
-        state.compareExchange(expected: Self.pending, desired: Self.claimed, ordering: .acquiring).exchanged
+        claimed.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
     }
 
     func run() {
@@ -49,7 +38,7 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         // Taken out, called and released inside this function, before the result is published.
         let result = Self.call(take(&body)!)
         self.result = result
-        publish(Self.finished)
+        complete()
     }
 
     private static func call(_ body: @Sendable () throws -> T) -> Result<T, any Error> {
@@ -60,58 +49,15 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
         guard claim() else { return }
         body = nil
         self.error = error
-        publish(Self.withdrawn)
+        complete()
     }
 
-    /// Stores the final state and wakes the waiter. With a parker the store happens under its lock,
-    /// so a waiter that checks the state under the same lock cannot miss the wake-up, and cannot
-    /// return (and its thread exit) while this is still signalling.
-    private func publish(_ final: Int) {
-        if parker != nil { completedAt = System.monotonicSeconds() }
-        if let parker {
-            parker.lock.withLock {
-                state.store(final, ordering: .releasing)
-                parker.lock.broadcast()
-            }
-        } else {
-            state.store(final, ordering: .releasing)
-            waiterLoop?.wakeUp()
-        }
-    }
-
-    private var isDone: Bool { state.load(ordering: .acquiring) >= Self.finished }
-
-    /// Blocks until the call finished or was withdrawn. At `deadline` a call that has not started
-    /// is withdrawn with ``PortRunLoopError/timedOut``; one that has started is waited for.
-    func waitForCompletion(deadline: Double) {
-        var deadline = deadline
-        while true {
-            if let loop = waiterLoop {
-                _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
-                                     returnAfterSourceHandled: false, until: { self.isDone })
-            } else if let parker {
-                let start = System.monotonicSeconds()
-                if !parker.spin(from: start, until: deadline, for: { self.isDone }) {
-                    let sleepStart = System.monotonicSeconds()
-                    parker.lock.withLock {
-                        while !isDone {
-                            if !parker.lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
-                        }
-                    }
-                    // How soon the loop answered, not counting this thread's own wake-up.
-                    parker.record(answeredAfter: isDone ? completedAt - sleepStart : .infinity)
-                }
-            }
-            if isDone { return }
-            if System.monotonicSeconds() >= deadline {
-                fail(.timedOut)
-                deadline = .infinity
-            }
-        }
-    }
+    /// At the deadline a call that has not started is withdrawn with ``PortRunLoopError/timedOut``;
+    /// one that has started is waited for.
+    override func deadlinePassed() { fail(.timedOut) }
 
     func takeResult() throws -> T {
-        precondition(isDone, "PortRunLoop: synchronous call result read before completion")
+        precondition(isComplete, "PortRunLoop: synchronous call result read before completion")
         if let error { throw error }
         return try result!.get()
     }
@@ -123,19 +69,15 @@ final class SynchronousCall<T: Sendable>: SynchronousCallProtocol, @unchecked Se
     return value
 }
 
-/// A condition variable of the calling thread's own, made on the thread's first blocking call and
-/// kept until the thread exits: what a thread without a loop sleeps on in
-/// ``PortRunLoop/performAndWait(timeout:_:)``, so a call allocates no lock of its own.
+/// How long a thread without a loop spins for the answer to its
+/// ``PortRunLoop/performAndWait(timeout:_:)`` before it parks: the thread's own ``IdleSpin``, made on
+/// its first blocking call and kept until it exits. It spins the way a loop does before it parks:
+/// only while spinning pays, that is, while calls are answered within microseconds (a loop thread
+/// that is itself spinning answers in a microsecond or two).
 ///
-/// Before it sleeps, a waiter spins the way a loop does before it parks (``IdleSpin``): only while
-/// spinning pays, that is, while calls are answered within microseconds (a loop thread that is
-/// itself spinning answers in a microsecond or two).
-///
-/// Thread-safety: `Sendable`; ``lock`` is a ``ConditionLock``. Only its thread waits on it; any
-/// thread signals it. Its spin state is touched by its own thread only.
-final class ThreadParker: @unchecked Sendable {
-    let lock = ConditionLock()
-    /// When to spin for an answer (own thread only).
+/// Thread-safety: not `Sendable`; thread-bound: reached only through ``current``, by its own thread.
+final class WaitSpin {
+    /// When to spin for an answer.
     private var idleSpin = IdleSpin()
 
     /// Spins (yielding the CPU) for `done` as far as ``IdleSpin`` allows, never past `deadline`.
@@ -165,17 +107,17 @@ final class ThreadParker: @unchecked Sendable {
         var key = pthread_key_t()
         let rc = pthread_key_create(&key) { raw in
             guard let raw else { return }
-            Unmanaged<ThreadParker>.fromOpaque(raw).release()
+            Unmanaged<WaitSpin>.fromOpaque(raw).release()
         }
         precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
         return key
     }()
 
-    /// The calling thread's parker.
-    static var current: ThreadParker {
-        if let raw = pthread_getspecific(key) { return Unmanaged<ThreadParker>.fromOpaque(raw).takeUnretainedValue() }
-        let parker = ThreadParker()
-        pthread_setspecific(key, Unmanaged.passRetained(parker).toOpaque())
-        return parker
+    /// The calling thread's spin state.
+    static var current: WaitSpin {
+        if let raw = pthread_getspecific(key) { return Unmanaged<WaitSpin>.fromOpaque(raw).takeUnretainedValue() }
+        let spin = WaitSpin()
+        pthread_setspecific(key, Unmanaged.passRetained(spin).toOpaque())
+        return spin
     }
 }

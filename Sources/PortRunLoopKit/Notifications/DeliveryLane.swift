@@ -161,54 +161,19 @@ final class DeliveryLane: @unchecked Sendable {
         ])
     }
 
-    /// Appends `entries` in order (any thread). Returns false when the lane is dead or the loop
-    /// refused the work because it shut down (the entries were then counted as discarded and, for a
-    /// synchronous post, settled).
-    func append(_ entries: [LaneEntry], ticket: SyncTicket?) -> Bool {
-        var refused = 0
-        var pileUp = false
-        defer { if pileUp { warnPileUp() } }
-        let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
-            if state.isDead { return .dead }
-            if state.entries.count + entries.count > limit {
-                refused = entries.count
-                return .done
-            }
-            for entry in entries {
-                state.pin(entry.record)
-                state.entries.append(entry)
-            }
-            counters.didEnqueue(entries.count)
-            pileUp = Self.pileUpReached(&state)
-            if ticket != nil { return nil }
-            return ensureDrainQueuedLocked(&state)
-        }
-        if refused > 0 { // at the limit: not queued, counted, and settled for a synchronous post
-            overflow(refused)
-            if let ticket { ticket.post.entriesFinished(count: refused) }
-            return true
-        }
-        guard let after else {
-            let call = LaneSyncCall(lane: self, ticket: ticket!)
-            guard loop.enqueue(QueuedWork(modes: modes, kind: .call(call))) else {
-                kill()
-                return false
-            }
-            return true
-        }
-        if case .dead = after {
-            counters.didRejectAtOnce(entries.count)
-            if let ticket { ticket.post.entriesFinished(count: entries.count) }
-        }
-        return complete(after)
-    }
-
-    /// ``ThreadNotificationCenter/post(_:)``'s path: appends one asynchronous entry for each record of
+    /// The one way notifications enter a lane (``ThreadNotificationCenter``'s posting path, for
+    /// `post`, `postAndWait` and Foundation observers alike): appends one entry for each record of
     /// `records` that matches `sender`, in order, under one lock, without building an array.
-    /// Returns false when the lane is dead or the loop refused the drain (the caller then ends the
-    /// records, as with ``append(_:ticket:)``).
-    func appendPost(_ box: NotificationBox, to records: [Unmanaged<ObserverRecord>], sender: SenderKey,
-                    checkSender: Bool) -> Bool {
+    ///
+    /// Without a ticket (asynchronous) it makes sure a drain is queued. With one (a synchronous
+    /// post, which counted the matching records into `ticket.remainingInLane` beforehand) the entries
+    /// carry the ticket and a ``LaneSyncCall`` is queued behind them; entries refused (the lane is
+    /// dead, or at its limit) are settled at once.
+    ///
+    /// Returns false when the lane is dead or the loop refused the work because it shut down (the
+    /// caller then ends the records; the entries were counted as discarded).
+    func append(_ box: NotificationBox, to records: [Unmanaged<ObserverRecord>], sender: SenderKey,
+                checkSender: Bool, ticket: SyncTicket? = nil) -> Bool {
         func accepts(_ record: Unmanaged<ObserverRecord>) -> Bool {
             record._withUnsafeGuaranteedRef { $0.accepts(sender, checkSender: checkSender) }
         }
@@ -216,7 +181,7 @@ final class DeliveryLane: @unchecked Sendable {
         var overflowCount = 0
         var pileUp = false
         defer { if pileUp { warnPileUp() } }
-        let after = state.withLock { state -> AfterAppend in
+        let after = state.withLock { state -> AfterAppend? in // nil: queue the synchronous call
             if state.isDead {
                 rejected = records.count(where: accepts)
                 return .dead
@@ -232,16 +197,27 @@ final class DeliveryLane: @unchecked Sendable {
                     continue
                 }
                 state.pin(record)
-                state.entries.append(LaneEntry(box: box, record: record, ticket: nil))
+                state.entries.append(LaneEntry(box: box, record: record, ticket: ticket))
                 appended += 1
             }
+            ticket?.remainingInLane = appended // guarded by this lock
             guard appended > 0 else { return .done }
             counters.didEnqueue(appended)
             pileUp = Self.pileUpReached(&state)
+            if ticket != nil { return nil }
             return ensureDrainQueuedLocked(&state)
         }
-        if rejected > 0 { counters.didRejectAtOnce(rejected) } // as append(_:ticket:) counts them
         overflow(overflowCount)
+        if let ticket, rejected + overflowCount > 0 { ticket.post.entriesFinished(count: rejected + overflowCount) }
+        guard let after else {
+            let call = LaneSyncCall(lane: self, ticket: ticket!)
+            guard loop.enqueue(QueuedWork(modes: modes, kind: .call(call))) else {
+                kill()
+                return false
+            }
+            return true
+        }
+        if rejected > 0 { counters.didRejectAtOnce(rejected) }
         return complete(after)
     }
 
@@ -255,18 +231,14 @@ final class DeliveryLane: @unchecked Sendable {
     /// Queued under the lane's lock: a later append that finds the drain pending returns at once,
     /// so the drain must already be on the loop's queue by then — otherwise a RunLoopThread.stop()
     /// or a thread exit in between could discard it (and the notification with it) although that
-    /// post returned first. Found by the stress suite. The work item carries a ``DrainTicket``
-    /// whose deinit kills the lane if the loop later discards the drain unrun.
+    /// post returned first. The drain is a ``LaneDrain``: a loop that shuts down before running it
+    /// fails it, which kills the lane.
     private func ensureDrainQueuedLocked(_ state: inout State) -> AfterAppend {
         guard !state.drainPending else { return .done }
         state.drainPending = true
         counters.didScheduleDrain()
-        let ticket = DrainTicket(lane: self)
-        let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .block { ticket.run() }))
-        guard accepted else {
-            ticket.disarm() // its deinit runs under our lock: it must not kill (the caller does)
-            return .refused
-        }
+        let (accepted, ring) = loop.enqueueDeferringDoorbell(QueuedWork(modes: modes, kind: .call(LaneDrain(lane: self))))
+        guard accepted else { return .refused } // the caller kills the lane after unlocking
         return ring ? .ring : .done
     }
 
@@ -428,25 +400,19 @@ final class DeliveryLane: @unchecked Sendable {
     }
 }
 
-/// Rides along with a queued drain. If the loop discards the drain without running it (the loop
-/// shut down, or was already down), the ticket's deinit kills the lane so nothing waits forever.
+/// A lane's asynchronous drain, queued on its loop in the lane's modes. Not served while the loop's
+/// thread waits in a blocking call (asynchronous deliveries wait until it returns). If the loop
+/// shuts down before running it, ``fail(_:)`` kills the lane, so nothing waits forever.
 ///
-/// Thread-safety: `Sendable`; `ran` is atomic.
-final class DrainTicket: Sendable {
+/// Thread-safety: `Sendable`; immutable.
+final class LaneDrain: QueuedCall, Sendable {
     private let lane: DeliveryLane
-    private let ran = Atomic<Bool>(false)
 
     init(lane: DeliveryLane) { self.lane = lane }
 
-    /// The drain was refused when queued: the lane's owner handles that itself.
-    func disarm() { ran.store(true, ordering: .relaxed) }
+    var servedWhileWaiting: Bool { false }
 
-    func run() {
-        ran.store(true, ordering: .relaxed)
-        lane.drain(until: nil)
-    }
+    func run() { lane.drain(until: nil) }
 
-    deinit {
-        if !ran.load(ordering: .relaxed) { lane.kill() }
-    }
+    func fail(_ error: PortRunLoopError) { lane.kill() }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// What posting one notification name does, worked out once per change of the center's
-/// observations instead of once per post: the matching observations in registration order, and
+/// What posting one notification name does (for `post`, `postAndWait` and Foundation observers
+/// alike: ``ThreadNotificationCenter/deliver(_:by:synchronous:deadline:)``), worked out once per
+/// change of the center's observations instead of once per post: the matching observations in registration order, and
 /// the same observations grouped by the lane (thread and modes) they are delivered through.
 ///
 /// A post then costs one look-up (usually none: the center keeps the last plan used, and a name
@@ -22,9 +23,23 @@ final class DispatchPlan: Sendable {
         /// Whether the lane's loop is the calling thread's (its observers are then called inline).
         var isOnCurrentThread: Bool { lane._withUnsafeGuaranteedRef { $0.loop.isCurrentThread } }
 
-        /// ``DeliveryLane/appendPost(_:to:sender:checkSender:)`` for this group's records.
-        func appendPost(_ box: NotificationBox, sender: SenderKey, checkSender: Bool) -> Bool {
-            lane._withUnsafeGuaranteedRef { $0.appendPost(box, to: records, sender: sender, checkSender: checkSender) }
+        /// The lane's loop.
+        var loop: PortRunLoop { lane._withUnsafeGuaranteedRef { $0.loop } }
+
+        /// How many of this group's records a post from `sender` is for (a synchronous post counts
+        /// its deliveries before queuing them).
+        func count(accepting sender: SenderKey, checkSender: Bool) -> Int {
+            records.count { $0._withUnsafeGuaranteedRef { $0.accepts(sender, checkSender: checkSender) } }
+        }
+
+        /// ``DeliveryLane/append(_:to:sender:checkSender:ticket:)`` for this group's records.
+        func append(_ box: NotificationBox, sender: SenderKey, checkSender: Bool, ticket: SyncTicket?) -> Bool {
+            lane._withUnsafeGuaranteedRef { $0.append(box, to: records, sender: sender, checkSender: checkSender, ticket: ticket) }
+        }
+
+        /// Ends the group's observations (their loop shut down).
+        func endRecords() {
+            for record in records { record.takeUnretainedValue().end() }
         }
     }
 
@@ -56,10 +71,5 @@ final class DispatchPlan: Sendable {
         self.records = merged
         self.lanes = groups
         self.filtersSender = merged.contains { if case .any = $0.sender { false } else { true } }
-    }
-
-    /// The observations a post from `sender` is for right now, in registration order.
-    func matching(_ sender: SenderKey) -> [ObserverRecord] {
-        records.filter { $0.isActive && $0.accepts(sender, checkSender: filtersSender) }
     }
 }

@@ -7,7 +7,8 @@ import Synchronization
 /// on one target thread.
 ///
 /// It holds exactly the parts the seed lists: the array of notifications waiting (a `Deque`, the
-/// array with O(1) removal at the front), the `NSLock` that guards it, the target thread (its
+/// array with O(1) removal at the front), the lock that guards it (the seed's `NSLock`; here the
+/// library's mutex), the target thread (its
 /// ``PortRunLoop``, the seed's `notificationThread`), and a ``MessagePort`` scheduled in that loop
 /// (the seed's `notificationPort`, whose delegate this object is).
 ///
@@ -32,10 +33,9 @@ import Synchronization
 /// ``pendingCount`` from any thread; ``handleMessage(_:)`` and ``handle(_:)`` run on the target
 /// thread (checked by a precondition).
 open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
-    /// The notifications waiting for the target thread. Guarded by ``notificationLock``.
-    private var notifications: Deque<NotificationBox> = []
-    /// Guards the notifications array (the seed's `notificationLock`).
-    private let notificationLock = NSLock()
+    /// The notifications waiting for the target thread, behind their lock (the seed's
+    /// `notificationLock`).
+    private let notifications = TracedMutex<Deque<NotificationBox>>([])
     /// The target thread's loop (the seed's `notificationThread`).
     ///
     /// Thread-safety: immutable.
@@ -87,9 +87,8 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
             return
         }
         guard !gate.isClosed else { return }
-        notificationLock.lock()
-        notifications.append(NotificationBox(notification, context: CallerContext.capture()))
-        notificationLock.unlock()
+        let box = NotificationBox(notification, context: CallerContext.capture())
+        notifications.withLock { $0.append(box) }
         // Zero timeout: if the port's queue is full, a signal is already on its way and the
         // drain it triggers will find this notification. The signal carries no context: each
         // notification carries its own.
@@ -104,14 +103,10 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     public final func handleMessage(_ message: MessagePort.Message) {
         loop.preconditionOnLoopThread("NotificationRedirector.handleMessage(_:)")
         let ambient = CallerContext.isSet
-        notificationLock.lock()
-        while let next = notifications.popFirst() {
-            notificationLock.unlock()
+        while let next = notifications.withLock({ $0.popFirst() }) {
             // In the poster's context (and in none for a poster that had none).
             loop.withCallerContext(next.context, ambient: ambient) { deliver(next.notification) }
-            notificationLock.lock()
         }
-        notificationLock.unlock()
     }
 
     /// Handles one notification on the target thread (the seed's "process the notification here").
@@ -145,9 +140,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public var pendingCount: Int {
-        notificationLock.lock()
-        defer { notificationLock.unlock() }
-        return notifications.count
+        notifications.withLock { $0.count }
     }
 
     /// True until ``invalidate()``.
@@ -163,10 +156,11 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     /// Thread-safety: any thread, including from inside ``handle(_:)``.
     public func invalidate() {
         guard gate.close() else { return }
-        notificationLock.lock()
-        let dropped = notifications
-        notifications.removeAll()
-        notificationLock.unlock()
+        // Released after the lock: a notification's contents may run arbitrary deinit code.
+        let dropped = notifications.withLock { notifications in
+            defer { notifications.removeAll() }
+            return notifications
+        }
         _ = dropped
         port.invalidate()
         let tokens = foundationTokens.withLock { tokens in

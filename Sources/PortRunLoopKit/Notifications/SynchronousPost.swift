@@ -2,14 +2,9 @@ import Foundation
 import Synchronization
 
 /// One ``ThreadNotificationCenter/postAndWait(_:timeout:)`` in flight: counts the deliveries it
-/// queued on other threads and wakes the posting thread when the last one is settled.
-///
-/// The posting thread waits *serving*: when it has a loop, it runs the loop's private
-/// `.synchronousWait` mode, in which synchronous work addressed to it (other threads'
-/// `performAndWait` calls and `postAndWait` deliveries) still runs. Two threads that post-and-wait
-/// to each other at the same moment therefore each deliver the other's notification, and both
-/// return. A thread without a loop has no observers, so nothing can wait on it; it blocks on a
-/// condition.
+/// queued on other threads and completes when the last one is settled. The posting thread waits in
+/// ``BlockingCall``'s wait loop (serving its own loop, if it has one: two threads that post-and-wait
+/// to each other at the same moment each deliver the other's notification, and both return).
 ///
 /// At the deadline, deliveries that have not started are withdrawn (they will never start; they are
 /// counted as discarded where they were queued) and the wait continues only for deliveries already
@@ -17,7 +12,7 @@ import Synchronization
 /// or will start.
 ///
 /// Thread-safety: `@unchecked Sendable`; `state` is guarded by its mutex.
-final class SynchronousPost: @unchecked Sendable {
+final class SynchronousPost: BlockingCall, @unchecked Sendable {
     private struct State {
         var remaining: Int
         var inFlight = 0
@@ -28,15 +23,11 @@ final class SynchronousPost: @unchecked Sendable {
     }
 
     private let state: TracedMutex<State>
-    private let waiterLoop: PortRunLoop?
-    private let condition = ConditionLock()
 
     init(deliveries: Int, waiter: PortRunLoop?) {
         self.state = TracedMutex(State(remaining: deliveries))
-        self.waiterLoop = waiter
+        super.init(waiter: waiter)
     }
-
-    var isDone: Bool { state.withLock { $0.isDone } }
 
     /// A queued delivery is about to call its handler. False once the post was withdrawn (timed
     /// out): the delivery must then be skipped and settled with ``entriesFinished(count:)``.
@@ -62,38 +53,24 @@ final class SynchronousPost: @unchecked Sendable {
         settle { $0.remaining -= count }
     }
 
+    /// Withdraws the deliveries that have not started.
+    override func deadlinePassed() {
+        settle { $0.withdrawn = true }
+    }
+
     private func settle(_ change: (inout State) -> Void) {
         let done = state.withLock { state -> Bool in
             change(&state)
             return state.isDone
         }
-        guard done else { return }
-        condition.withLock { condition.broadcast() }
-        waiterLoop?.wakeUp()
+        if done { complete() }
     }
 
-    /// Waits (serving, see above) until every delivery settled, or the deadline withdrew the rest and
-    /// the running ones finished. Returns the number of handler calls made; throws
+    /// Waits (see ``BlockingCall``) until every delivery settled, or the deadline withdrew the rest
+    /// and the running ones finished. Returns the number of handler calls made; throws
     /// ``PortRunLoopError/timedOut`` when the deadline withdrew deliveries.
-    func waitForCompletion(deadline initialDeadline: Double) throws(PortRunLoopError) -> Int {
-        var deadline = initialDeadline
-        while !isDone {
-            if let loop = waiterLoop, !loop.isShutDown {
-                _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline, returnAfterSourceHandled: false,
-                                     until: { [self] in isDone })
-            } else {
-                condition.withLock {
-                    while !isDone {
-                        if !condition.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { break }
-                    }
-                }
-            }
-            if isDone { break }
-            if System.monotonicSeconds() >= deadline {
-                state.withLock { $0.withdrawn = true }
-                deadline = .infinity
-            }
-        }
+    func waitForCompletion(deadline: Double, on targets: [PortRunLoop]) throws(PortRunLoopError) -> Int {
+        waitUntilComplete(deadline: deadline, on: targets)
         let (withdrawn, remaining, delivered) = state.withLock { ($0.withdrawn, $0.remaining, $0.delivered) }
         if withdrawn && remaining > 0 { throw .timedOut }
         return delivered
@@ -119,7 +96,7 @@ final class SyncTicket: @unchecked Sendable {
 /// post's entries. If the loop shuts down first, the lane is killed and the post settled.
 ///
 /// Thread-safety: `Sendable`; runs on the lane's loop thread.
-final class LaneSyncCall: SynchronousCallProtocol, Sendable {
+final class LaneSyncCall: QueuedCall, Sendable {
     private let lane: DeliveryLane
     private let ticket: SyncTicket
 
@@ -127,6 +104,8 @@ final class LaneSyncCall: SynchronousCallProtocol, Sendable {
         self.lane = lane
         self.ticket = ticket
     }
+
+    var servedWhileWaiting: Bool { true }
 
     func run() { lane.drain(until: ticket) }
 

@@ -25,10 +25,11 @@ extension ThreadNotificationCenter {
     public func bridge(from source: NotificationCenter = .default, name: Notification.Name?,
                        object sender: Any? = nil) -> NotificationObservation {
         let filter = SenderFilter(sender, caller: "ThreadNotificationCenter.bridge(from:name:object:)")
-        let gate = ThreadTrackingGate()
+        let gate = DeliveryGate()
         let token = source.addObserver(forName: name, object: filter.foundationObject, queue: nil) { [weak self] note in
-            guard gate.enter() else { return }
-            defer { gate.exit() }
+            // Foundation calls the block on whatever thread posted.
+            guard gate.tryEnterOnAnyThread() else { return }
+            defer { gate.exitOnAnyThread() }
             guard filter.matches(SenderKey(note.object)), let self else { return }
             self.post(note)
         }
@@ -51,12 +52,15 @@ extension ThreadNotificationCenter {
         let record = makeRecord(name: name, sender: filter, loop: loop, modes: modes, observer: nil,
                                 caller: caller) { _, note in handler(note) }
         if loop.isShutDown { record.end() }
-        let gate = ThreadTrackingGate()
+        // Its own plan (made once): the observation lives outside the center's tables.
+        let plan = DispatchPlan(name: name ?? Notification.Name(""), named: [record], anyName: [])
+        let gate = DeliveryGate()
         let token = source.addObserver(forName: name, object: filter.foundationObject, queue: nil) { [weak self] note in
-            guard gate.enter() else { return }
-            defer { gate.exit() }
+            // Foundation calls the block on whatever thread posted.
+            guard gate.tryEnterOnAnyThread() else { return }
+            defer { gate.exitOnAnyThread() }
             guard record.isActive, filter.matches(SenderKey(note.object)), let self else { return }
-            _ = try? self.dispatch(note, to: [record], synchronous: false, deadline: .infinity)
+            _ = try? self.deliver(note, by: plan, synchronous: false, deadline: .infinity)
         }
         return NotificationObservation(FoundationObserverRemoval(source: source, token: token, gate: gate, record: record),
                                        label: "\(name?.rawValue ?? "any name") from a Foundation center on \(loop.name)")
@@ -70,17 +74,17 @@ extension ThreadNotificationCenter {
 private final class FoundationObserverRemoval: ObservationRegistration, @unchecked Sendable {
     private let source: NotificationCenter
     private let token: any NSObjectProtocol
-    private let gate: ThreadTrackingGate
+    private let gate: DeliveryGate
     private let record: ObserverRecord?
 
-    init(source: NotificationCenter, token: any NSObjectProtocol, gate: ThreadTrackingGate, record: ObserverRecord?) {
+    init(source: NotificationCenter, token: any NSObjectProtocol, gate: DeliveryGate, record: ObserverRecord?) {
         self.source = source
         self.token = token
         self.gate = gate
         self.record = record
     }
 
-    var isActive: Bool { gate.isOpen }
+    var isActive: Bool { !gate.isClosed }
 
     func end() {
         guard gate.close() else { return }
@@ -89,54 +93,9 @@ private final class FoundationObserverRemoval: ObservationRegistration, @uncheck
     }
 
     func waitForRunningHandlers(deadline: Double) -> Bool {
-        guard gate.waitForOtherThreads(deadline: deadline) else { return false }
+        // The block may be running on the calling thread itself (an inline observer of the re-post
+        // waiting for its own bridge): those calls are further down this stack, not waited for.
+        guard gate.waitForHandlers(deadlineMonotonic: deadline, excluding: gate.callsHeldByCurrentThread) else { return false }
         return record?.waitForRunningHandlers(deadline: deadline) ?? true
-    }
-}
-
-/// A gate like `DeliveryGate` that also knows *which* threads are inside, because a Foundation
-/// observer block runs on whatever thread posted — possibly the thread that later waits for it.
-///
-/// Thread-safety: fully thread-safe.
-private final class ThreadTrackingGate: @unchecked Sendable {
-    private let lock = ConditionLock()
-    private var closed = false // guarded by `lock`
-    private var inside: [pthread_t] = [] // guarded by `lock`
-
-    var isOpen: Bool { lock.withLock { !closed } }
-
-    func enter() -> Bool {
-        lock.withLock {
-            guard !closed else { return false }
-            inside.append(pthread_self())
-            return true
-        }
-    }
-
-    func exit() {
-        lock.withLock {
-            let me = pthread_self()
-            if let index = inside.lastIndex(where: { pthread_equal($0, me) != 0 }) { inside.remove(at: index) }
-            lock.broadcast()
-        }
-    }
-
-    /// Closes the gate; true if this call closed it.
-    func close() -> Bool {
-        lock.withLock {
-            defer { closed = true }
-            return !closed
-        }
-    }
-
-    /// Waits until no thread other than the caller is inside. False on timeout.
-    func waitForOtherThreads(deadline: Double) -> Bool {
-        lock.withLock {
-            let me = pthread_self()
-            while inside.contains(where: { pthread_equal($0, me) == 0 }) {
-                if !lock.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
-            }
-            return true
-        }
     }
 }

@@ -19,27 +19,7 @@ extension ThreadNotificationCenter {
     public func post(_ notification: Notification) {
         // The hot path (Docs/Benchmarks.md): the cached plan for the name, one lock per lane the
         // notification goes to, no array built and nothing allocated per post.
-        let plan = plan(for: notification.name)
-        guard !plan.records.isEmpty else { return }
-        let sender = plan.filtersSender ? SenderKey(notification.object) : .none
-        let box = NotificationBox(notification, context: CallerContext.capture())
-        var hasInline = false
-        plan.lanes.withUnsafeBufferPointer { groups in
-            for group in groups {
-                // Asked per lane (usually one) rather than looking the thread's loop up: a
-                // comparison with `pthread_self()` instead of a thread-specific read per post.
-                if group.isOnCurrentThread { hasInline = true; continue }
-                if !group.appendPost(box, sender: sender, checkSender: plan.filtersSender) {
-                    // The thread's loop shut down: its observations are over.
-                    for record in group.records { record.takeUnretainedValue().end() }
-                }
-            }
-        }
-        guard hasInline else { return }
-        for record in plan.records where record.loop.isCurrentThread && record.isActive
-            && record.accepts(sender, checkSender: plan.filtersSender) {
-            _ = record.deliver(box)
-        }
+        _ = try? deliver(notification, by: plan(for: notification.name), synchronous: false, deadline: .infinity)
     }
 
     /// Posts a notification made from `name`, `sender` and `userInfo`; see ``post(_:)``.
@@ -77,7 +57,7 @@ extension ThreadNotificationCenter {
     @discardableResult
     public func postAndWait(_ notification: Notification, timeout: Duration? = nil) throws(PortRunLoopError) -> Int {
         let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
-        return try dispatch(notification, synchronous: true, deadline: deadline)
+        return try deliver(notification, by: plan(for: notification.name), synchronous: true, deadline: deadline)
     }
 
     /// ``postAndWait(_:timeout:)`` with a notification made from `name`, `sender` and `userInfo`.
@@ -89,53 +69,59 @@ extension ThreadNotificationCenter {
         try postAndWait(Notification(name: name, object: sender, userInfo: userInfo), timeout: timeout)
     }
 
-    // MARK: - Dispatch
+    // MARK: - The posting path
 
-    func dispatch(_ notification: Notification, synchronous: Bool, deadline: Double) throws(PortRunLoopError) -> Int {
-        let records = matchingRecords(name: notification.name, sender: SenderKey(notification.object))
-        guard !records.isEmpty else { return 0 }
-        return try dispatch(notification, to: records, synchronous: synchronous, deadline: deadline)
-    }
-
-    /// Delivers to `records` (in registration order): queued per lane for other threads first, then
-    /// inline for the calling thread's, then (synchronous) waits for the queued ones.
-    func dispatch(_ notification: Notification, to records: [ObserverRecord], synchronous: Bool,
-                  deadline: Double) throws(PortRunLoopError) -> Int {
-        let current = PortRunLoop.existingForCurrentThread()
-        var inline: [ObserverRecord] = []
-        var groups: [(lane: DeliveryLane, records: [ObserverRecord])] = []
-        for record in records {
-            if record.loop === current {
-                inline.append(record)
-            } else if let index = groups.firstIndex(where: { $0.lane === record.lane }) {
-                groups[index].records.append(record)
-            } else {
-                groups.append((record.lane, [record]))
-            }
-        }
+    /// The one posting path (`post`, `postAndWait`, and Foundation observers with a plan of their
+    /// own): queues the notification on the lane of every other thread `plan` sends it to (one lock
+    /// per lane), then calls the calling thread's observers inline, in registration order; a
+    /// synchronous post then waits (``SynchronousPost``) for the queued deliveries. Returns the
+    /// number of handler calls made (counted only when `synchronous`; a synchronous post throws
+    /// ``PortRunLoopError/timedOut`` at its deadline, an asynchronous one never throws).
+    ///
+    /// Allocation-free when asynchronous: the notification's box is the only object made.
+    func deliver(_ notification: Notification, by plan: DispatchPlan, synchronous: Bool,
+                 deadline: Double) throws(PortRunLoopError) -> Int {
+        guard !plan.records.isEmpty else { return 0 }
+        let checkSender = plan.filtersSender
+        let sender = checkSender ? SenderKey(notification.object) : .none
         let box = NotificationBox(notification, context: CallerContext.capture())
-        var waitFor: SynchronousPost?
-        if !groups.isEmpty {
-            let remote = groups.reduce(0) { $0 + $1.records.count }
-            let post = synchronous ? SynchronousPost(deliveries: remote, waiter: current) : nil
+        var hasInline = false
+        let post = synchronous ? Self.synchronousPost(for: plan, sender: sender) : nil
+        var targets: [PortRunLoop] = [] // the loops a synchronous post waits on
+        plan.lanes.withUnsafeBufferPointer { groups in
             for group in groups {
-                let ticket = post.map { SyncTicket(post: $0, entries: group.records.count) }
-                let entries = group.records.map { LaneEntry(box: box, record: $0, ticket: ticket) }
-                if !group.lane.append(entries, ticket: ticket) {
-                    // The thread's loop shut down: its observations are over.
-                    for record in group.records { record.end() }
+                // Asked per lane (usually one) rather than looking the thread's loop up: a
+                // comparison with `pthread_self()` instead of a thread-specific read per post.
+                if group.isOnCurrentThread { hasInline = true; continue }
+                var ticket: SyncTicket?
+                if let post {
+                    let expected = group.count(accepting: sender, checkSender: checkSender)
+                    guard expected > 0 else { continue }
+                    ticket = SyncTicket(post: post, entries: expected)
+                    targets.append(group.loop)
                 }
+                // False: the thread's loop shut down, and its observations are over.
+                if !group.append(box, sender: sender, checkSender: checkSender, ticket: ticket) { group.endRecords() }
             }
-            waitFor = post
         }
         var delivered = 0
-        for record in inline where record.deliver(box) { delivered += 1 }
-        if let waitFor {
-            // As for performAndWait: the waiting loop thread delivers no port messages (BlockingWaits).
-            let blockingWait = current.flatMap { BlockingWaits.shared.enter($0, on: groups.map(\.lane.loop), isSend: false) }
-            defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
-            delivered += try waitFor.waitForCompletion(deadline: deadline)
+        if hasInline {
+            for record in plan.records where record.loop.isCurrentThread && record.isActive
+                && record.accepts(sender, checkSender: checkSender) {
+                if record.deliver(box) { delivered += 1 }
+            }
         }
+        if let post { delivered += try post.waitForCompletion(deadline: deadline, on: targets) }
         return delivered
+    }
+
+    /// A synchronous post of a notification from `sender` along `plan`, counting the deliveries
+    /// queued for other threads; nil when there are none.
+    private static func synchronousPost(for plan: DispatchPlan, sender: SenderKey) -> SynchronousPost? {
+        var remote = 0
+        for group in plan.lanes where !group.isOnCurrentThread {
+            remote += group.count(accepting: sender, checkSender: plan.filtersSender)
+        }
+        return remote > 0 ? SynchronousPost(deliveries: remote, waiter: PortRunLoop.existingForCurrentThread()) : nil
     }
 }

@@ -264,11 +264,6 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
         }
     }
 
-    /// The active observations a post of `name` from `sender` reaches, in registration order.
-    func matchingRecords(name: Notification.Name, sender: SenderKey) -> [ObserverRecord] {
-        plan(for: name).matching(sender)
-    }
-
     /// The dispatch plan for posts of `name` (one registry lock; see ``DispatchPlan``).
     func plan(for name: Notification.Name) -> DispatchPlan {
         registry.withLock { $0.plan(for: name) }

@@ -102,11 +102,12 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         unsafeMutableAddress { ownerBufferStorage }
     }
     private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    // Senders waiting for room (the queue was full) sleep on `roomChanged` until `roomGeneration`
-    // moves; whoever may have made room (the loop taking a batch, a raised limit, `invalidate`)
-    // bumps it with the lock held and then broadcasts (``notifyRoomChanged()``). A waiter reads
-    // the generation with the lock held before it sleeps, so it cannot miss a bump (an eventcount).
-    private let roomChanged = ConditionLock()
+    // Senders waiting for room (the queue was full) sleep in the ``ParkingLot`` (keyed by
+    // `roomGeneration`'s owner, ``roomKey``) until `roomGeneration` moves; whoever may have made room
+    // (the loop taking a batch, a raised limit, `invalidate`) bumps it with the lock held and then
+    // wakes the key (``notifyRoomChanged()``). A waiter reads the generation with the lock held
+    // before it sleeps, so it cannot miss a bump (an eventcount).
+    private var roomKey: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
     private let roomGeneration = Atomic<UInt>(0)
     // Guarded by its own `word` (``lock()``). Kept behind a pointer and reached through addressors, so that `send` and
     // the loop's delivery pay no dynamic exclusivity check (swift_beginAccess/endAccess, two TLS
@@ -318,7 +319,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         if let target = state.loop, let waiter = PortRunLoop.existingForCurrentThread() {
             blockingWait = BlockingWaits.shared.enter(waiter, on: [target], isSend: true) { [self] in
                 roomGeneration.add(1, ordering: .releasing)
-                roomChanged.withLock { roomChanged.broadcast() }
+                ParkingLot.wakeAll(key: roomKey)
             }
             guard blockingWait != nil else { return false }
         }
@@ -328,13 +329,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         while state.isValid && state.queue.count >= state.limit && !(blockingWait?.isBroken ?? false) {
             let seen = roomGeneration.load(ordering: .acquiring)
             unlock()
-            let changed = roomChanged.withLock { () -> Bool in
-                // A broken wait is woken under this lock after the flag is set: checked here too,
-                // it cannot be missed between the outer check and the wait.
-                while roomGeneration.load(ordering: .acquiring) == seen && !(blockingWait?.isBroken ?? false) {
-                    if !roomChanged.wait(untilMonotonic: deadline), System.monotonicSeconds() >= deadline { return false }
-                }
-                return true
+            // A broken wait is woken through the parking lot after the flag is set: checked in the
+            // predicate too, it cannot be missed between the outer check and the sleep.
+            let changed = ParkingLot.park(key: roomKey, deadline: deadline) {
+                roomGeneration.load(ordering: .acquiring) != seen || (blockingWait?.isBroken ?? false)
             }
             lock()
             if !changed { break }
@@ -343,10 +341,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     }
 
     /// With the lock held: tells senders waiting for room to look again. Lock order: the state's
-    /// lock, then `roomChanged` (a waiter never takes the state's lock while holding `roomChanged`).
+    /// lock, then the parking-lot slot (a waiter never takes the state's lock while parked).
     private func notifyRoomChanged() {
         roomGeneration.add(1, ordering: .releasing)
-        roomChanged.withLock { roomChanged.broadcast() }
+        ParkingLot.wakeAll(key: roomKey)
     }
 
     /// Invalidates the port. Once this returns, no handler starts for it (one already running on

@@ -1,7 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 
 /// Decides, per handler call, whether a handler may *start*, and lets a canceller know whether one
-/// is running. It is what makes "once `invalidate()` / `remove` returns, no handler starts" exact.
+/// is running. It is what makes "once `invalidate()` / `remove` returns, no handler starts" exact,
+/// for every kind of handler: ports, timers, fd sources, observations, redirectors and the blocks
+/// registered with a Foundation center.
 ///
 /// State word: bit 0 = closed, bits 1… = number of handler calls in flight (nested runs can make
 /// more than one). ``tryEnter()`` is one compare-and-swap that fails once the gate is closed;
@@ -18,12 +25,23 @@ import Synchronization
 /// flight" also sees everything those handlers wrote. `close` is acquiring-and-releasing so the
 /// canceller's earlier writes are visible to any handler that checks state afterwards.
 ///
-/// Thread-safety: fully thread-safe.
+/// "Is anything running except me": a waiter passes how many of the calls in flight are its own
+/// (further down its stack), and waits for the rest. Handlers bound to a loop know that from the
+/// loop (a port: the batches its thread is inside; an observation: all of them, when called on its
+/// loop's thread). A handler that runs on whatever thread calls it (a Foundation observer block)
+/// enters with ``tryEnterOnAnyThread()``, which also notes the thread, and its waiter asks
+/// ``callsHeldByCurrentThread``.
+///
+/// Thread-safety: fully thread-safe; `threadsInside` is guarded by `threadsLock`.
 /// Waiters (rare: `waitForRunningHandlers`) sleep in the process-wide ``ParkingLot``, keyed by the
 /// gate's address, so a gate costs one allocation: itself.
-final class DeliveryGate: Sendable {
+final class DeliveryGate: @unchecked Sendable {
     private let state = Atomic<UInt>(0)
     private let waiterCount = Atomic<Int>(0)
+    /// Guards `threadsInside` (keyed, like the waiters, by the gate's address).
+    private let threadsLock = LockWord()
+    /// The threads inside calls entered with ``tryEnterOnAnyThread()``, once per call.
+    private var threadsInside: [pthread_t] = []
 
     private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
@@ -46,10 +64,42 @@ final class DeliveryGate: Sendable {
     @inline(__always) func exit() {
         // Sequentially consistent on both sides (here and in `waitForHandlers`): each side writes
         // one word and then reads the other's, the store-load pattern only seq_cst orders.
-        let after = state.subtract(2, ordering: .sequentiallyConsistent).newValue
-        if after >> 1 == 0, waiterCount.load(ordering: .sequentiallyConsistent) > 0 {
+        // Any exit may be the one a waiter waits for (it may be allowed calls of its own), so every
+        // exit wakes while someone waits; waiters are rare, and without them this is one load.
+        state.subtract(2, ordering: .sequentiallyConsistent)
+        if waiterCount.load(ordering: .sequentiallyConsistent) > 0 {
             ParkingLot.wakeAll(key: key)
         }
+    }
+
+    /// ``tryEnter()`` for a handler that may run on any thread: also notes the calling thread, for
+    /// ``callsHeldByCurrentThread``. End it with ``exitOnAnyThread()`` on the same thread.
+    func tryEnterOnAnyThread() -> Bool {
+        guard tryEnter() else { return false }
+        withThreadsLocked { $0.append(pthread_self()) }
+        return true
+    }
+
+    /// Ends a call started by a successful ``tryEnterOnAnyThread()``.
+    func exitOnAnyThread() {
+        let me = pthread_self()
+        withThreadsLocked { threads in
+            if let index = threads.lastIndex(where: { pthread_equal($0, me) != 0 }) { threads.remove(at: index) }
+        }
+        exit()
+    }
+
+    /// How many calls entered with ``tryEnterOnAnyThread()`` the calling thread is inside (they
+    /// are further down its own stack).
+    var callsHeldByCurrentThread: Int {
+        let me = pthread_self()
+        return withThreadsLocked { threads in threads.reduce(0) { $0 + (pthread_equal($1, me) != 0 ? 1 : 0) } }
+    }
+
+    private func withThreadsLocked<R>(_ body: (inout [pthread_t]) -> R) -> R {
+        threadsLock.lock(key: key)
+        defer { threadsLock.unlock(key: key) }
+        return body(&threadsInside)
     }
 
     /// Closes the gate. Returns true if this call closed it (false if it was closed already).
@@ -57,9 +107,6 @@ final class DeliveryGate: Sendable {
     func close() -> Bool {
         state.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue & 1 == 0
     }
-
-    /// Number of handler calls in flight right now.
-    var handlersInFlight: Int { Int(state.load(ordering: .acquiring) >> 1) }
 
     /// Blocks until no handler call is in flight except the `heldByCaller` calls the calling
     /// thread itself is inside (its own stack: waiting for them would deadlock on itself).

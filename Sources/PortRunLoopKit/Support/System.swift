@@ -139,75 +139,9 @@ enum System {
         precondition(rc == 0, "PortRunLoop: pthread_join failed, errno \(rc)")
     }
 
-    /// `pthread_mutex_init` of an adaptive mutex (`PTHREAD_MUTEX_ADAPTIVE_NP`): a locker that finds
-    /// it taken spins briefly before sleeping in the kernel. Every library lock guards a few
-    /// instructions (an append, a swap), so the holder almost always releases within the spin; a
-    /// plain mutex would instead put the loser to sleep with a `futex` system call on every
-    /// collision between a producer and the loop draining its queue (seen in a 1M-message burst).
-    /// ThreadSanitizer intercepts it like any other `pthread_mutex_t`.
-    static func initializeMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        var attr = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attr)
-        defer { pthread_mutexattr_destroy(&attr) }
-        var rc = pthread_mutexattr_settype(&attr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        precondition(rc == 0, "PortRunLoop: pthread_mutexattr_settype(PTHREAD_MUTEX_ADAPTIVE_NP) failed, errno \(rc)")
-        rc = pthread_mutex_init(mutex, &attr)
-        precondition(rc == 0, "PortRunLoop: pthread_mutex_init failed, errno \(rc)")
-    }
-
     /// `pthread_detach`.
     static func detach(_ thread: pthread_t) {
         _ = pthread_detach(thread)
-    }
-}
-
-/// A `pthread_mutex_t` with a `pthread_cond_t`, for the few places that must block until a
-/// condition holds (a full port's senders, a waiter with no run loop). Everything else locks with
-/// ``TracedMutex`` (on a ``LockWord``), which has no condition variable.
-///
-/// Thread-safety: fully thread-safe; that is its purpose.
-final class ConditionLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init() {
-        System.initializeMutex(mutex)
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        let rc = pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-        precondition(rc == 0, "PortRunLoop: pthread_cond_init failed, errno \(rc)")
-    }
-
-    deinit {
-        pthread_cond_destroy(cond)
-        pthread_mutex_destroy(mutex)
-        cond.deallocate()
-        mutex.deallocate()
-    }
-
-    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
-    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
-
-    @inline(__always) func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        lock(); defer { unlock() }
-        return try body()
-    }
-
-    /// Wakes every waiter. Call with or without the lock held.
-    func broadcast() { pthread_cond_broadcast(cond) }
-
-    /// Waits (lock held) until woken or until the monotonic `deadline` (seconds, `.infinity` for
-    /// none). Returns false on timeout. Spurious wake-ups return true: callers loop on their predicate.
-    func wait(untilMonotonic deadline: Double) -> Bool {
-        if deadline == .infinity {
-            pthread_cond_wait(cond, mutex)
-            return true
-        }
-        let whole = deadline.rounded(.down)
-        var ts = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
-        return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
     }
 }
 

@@ -26,15 +26,49 @@ public final class RunLoopThread: @unchecked Sendable {
     /// Thread-safety: immutable; the loop itself is `Sendable`.
     public let loop: PortRunLoop
     private let thread: pthread_t
-    private let phaseLock = ConditionLock()
-    private var phase = Phase.running // guarded by `phaseLock`
+    private let lifecycle: Lifecycle
 
-    private enum Phase { case running, stopping, stopped }
+    /// Where the thread is in its life: one state, guarded by one mutex, waited on with it.
+    private enum Phase {
+        /// The thread is making its loop.
+        case starting
+        /// The loop could not be made; the thread has exited.
+        case failed(PortRunLoopError)
+        /// The thread runs its loop (made on the thread; `init` takes it from here).
+        case running(PortRunLoop)
+        /// ``stop()`` was called; its request is queued behind the work queued before it.
+        case stopping
+        /// The stop request ran on the loop: the thread leaves its runs, shuts the loop down, exits.
+        case leaving
+        /// The thread has exited (or, stopped from itself, is exiting).
+        case stopped
 
-    private final class Startup: @unchecked Sendable {
-        let lock = ConditionLock()
-        var result: Result<PortRunLoop, PortRunLoopError>? // guarded by `lock`
-        let stopRequested = Atomic<Bool>(false)
+        /// Phases only move forward, in declaration order (`failed` and `running` are alternatives).
+        var rank: Int {
+            switch self {
+            case .starting: 0
+            case .failed, .running: 1
+            case .stopping: 2
+            case .leaving: 3
+            case .stopped: 4
+            }
+        }
+
+        var isLeaving: Bool { rank >= Phase.leaving.rank }
+        var isStopped: Bool { rank == Phase.stopped.rank }
+    }
+
+    /// The phase, in an object the new thread can hold before `self` exists.
+    ///
+    /// Thread-safety: `Sendable`; the phase is behind its mutex.
+    private final class Lifecycle: Sendable {
+        let phase = TracedMutex(Phase.starting)
+
+        /// Moves to `next` unless the phase is already there or beyond.
+        func move(to next: Phase) {
+            phase.withLock { if next.rank > $0.rank { $0 = next } }
+            phase.broadcast()
+        }
     }
 
     /// Starts a thread named `name` and returns once its loop exists.
@@ -48,21 +82,21 @@ public final class RunLoopThread: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public init(name: String, logger: Logger = .portRunLoopDisabled) throws(PortRunLoopError) {
-        let startup = Startup()
+        let lifecycle = Lifecycle()
         self.thread = try System.spawnThread {
             System.setCurrentThreadName(name)
             let loop: PortRunLoop
             do throws(PortRunLoopError) {
                 loop = try PortRunLoop.makeForNewThread(name: name, logger: logger)
             } catch {
-                startup.lock.withLock { startup.result = .failure(error); startup.lock.broadcast() }
+                lifecycle.move(to: .failed(error))
                 return
             }
             let keepAlive = MessagePort()
             loop.add(keepAlive, forMode: .common)
             loop.logger.debug("RunLoopThread started", metadata: [LogKey.loop: "\(name)"])
-            startup.lock.withLock { startup.result = .success(loop); startup.lock.broadcast() }
-            while !startup.stopRequested.load(ordering: .acquiring) {
+            lifecycle.move(to: .running(loop))
+            while !lifecycle.phase.withLock({ $0.isLeaving }) {
                 loop.run(mode: .default, timeout: .infinity, returnAfterSourceHandled: false)
             }
             // stop() ends every run at once; when it arrived inside a nested run (a modal run, a
@@ -72,22 +106,19 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.shutDownIfNeeded()
             loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
         }
-        let result = startup.lock.withLock { () -> Result<PortRunLoop, PortRunLoopError> in
-            while startup.result == nil { _ = startup.lock.wait(untilMonotonic: .infinity) }
-            return startup.result!
-        }
-        switch result {
-        case .success(let loop):
+        _ = lifecycle.phase.wait { if case .starting = $0 { false } else { true } }
+        switch lifecycle.phase.withLock({ $0 }) {
+        case .running(let loop):
             self.loop = loop
-        case .failure(let error):
+        case .failed(let error):
             System.join(thread)
             throw error
+        default:
+            preconditionFailure("RunLoopThread: the thread left its start-up without a loop")
         }
         self.name = name
-        self.startupBox = startup
+        self.lifecycle = lifecycle
     }
-
-    private let startupBox: Startup
 
     /// Handles what was queued before the call, ends the loop, shuts it down and joins the thread.
     /// Idempotent; concurrent callers all return once the thread has exited. Called on the thread
@@ -95,42 +126,40 @@ public final class RunLoopThread: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public func stop() {
-        let first = phaseLock.withLock { () -> Bool in
-            guard phase == .running else { return false }
+        let lifecycle = self.lifecycle
+        let first = lifecycle.phase.withLock { phase -> Bool in
+            guard case .running = phase else { return false }
             phase = .stopping
             return true
         }
         guard first else {
             // Someone else is stopping: wait until the thread is gone (unless we are that thread).
-            if !loop.isCurrentThread {
-                phaseLock.withLock { while phase != .stopped { _ = phaseLock.wait(untilMonotonic: .infinity) } }
-            }
+            if !loop.isCurrentThread { _ = lifecycle.phase.wait { $0.isStopped } }
             return
         }
-        let startup = startupBox
         loop.enqueue(QueuedWork(modes: .all, kind: .block { [loop] in
-            startup.stopRequested.store(true, ordering: .releasing)
+            lifecycle.move(to: .leaving)
             loop.stopAllRuns()
         }))
         if loop.isCurrentThread {
             // Cannot join ourselves: the run loop ends after the current handler and the thread exits.
-            startup.stopRequested.store(true, ordering: .releasing)
+            lifecycle.move(to: .leaving)
             loop.stopAllRuns()
             System.detach(thread)
         } else {
             System.join(thread)
         }
-        phaseLock.withLock { phase = .stopped; phaseLock.broadcast() }
+        lifecycle.move(to: .stopped)
     }
 
     /// True once ``stop()`` has finished (the thread has exited, or is exiting when `stop()` was
     /// called from the thread itself).
     ///
     /// Thread-safety: any thread.
-    public var isStopped: Bool { phaseLock.withLock { phase == .stopped } }
+    public var isStopped: Bool { lifecycle.phase.withLock { $0.isStopped } }
 
     deinit {
-        if phaseLock.withLock({ phase == .running }) { stop() }
+        if lifecycle.phase.withLock({ if case .running = $0 { true } else { false } }) { stop() }
     }
 }
 
