@@ -55,23 +55,37 @@ struct CrossProcessFrame: Equatable {
 
     /// The frame's bytes.
     func encoded() -> [UInt8] {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(Self.encodedSize(of: components))
-        bytes.append(contentsOf: Self.magic)
-        bytes.append(Self.version)
-        bytes.append(kind.rawValue)
-        append(flags.rawValue, to: &bytes)
-        append(msgid, to: &bytes)
-        append(UInt32(components.count), to: &bytes)
-        append(firstID, to: &bytes)
-        append(secondID, to: &bytes)
-        for component in components { append(UInt32(component.count), to: &bytes) }
-        for component in components { bytes.append(contentsOf: component) }
-        return bytes
+        [UInt8](unsafeUninitializedCapacity: Self.encodedSize(of: components)) { buffer, count in
+            count = encode(into: UnsafeMutableRawBufferPointer(buffer))
+        }
     }
 
-    private func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    /// Writes the frame's bytes at the start of `buffer`, which holds at least
+    /// ``encodedSize(of:)`` bytes, and returns how many: what a sender uses to build a frame in a
+    /// buffer it keeps, without allocating per message.
+    func encode(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(buffer.count >= Self.encodedSize(of: components), "CrossProcessFrame.encode: the buffer is too small")
+        var offset = 0
+        func put<T: FixedWidthInteger>(_ value: T) {
+            buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+            offset += MemoryLayout<T>.size
+        }
+        for byte in Self.magic { put(byte) }
+        put(Self.version)
+        put(kind.rawValue)
+        put(flags.rawValue)
+        put(msgid)
+        put(UInt32(components.count))
+        put(firstID)
+        put(secondID)
+        for component in components { put(UInt32(component.count)) }
+        for component in components {
+            component.withUnsafeBytes { bytes in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + bytes.count)]).copyMemory(from: bytes)
+            }
+            offset += component.count
+        }
+        return offset
     }
 }
 

@@ -8,8 +8,12 @@ import Logging
 /// Credits: the connection starts with ``PublisherParameters/credits`` (the port's queue limit).
 /// `outstanding` counts the peer's messages whose credit has not been sent back; a message beyond
 /// the credits is a protocol violation. The loop taking a message (``messageTaken()``) adds to
-/// `toReturn`; one flush per batch (queued on the loop as control work) sends them back in one
-/// credit frame.
+/// `toReturn`; once half the credits (rounded up) are owed, a flush queued on the loop as control
+/// work sends everything owed by the end of that batch back in one credit frame. Waiting for half
+/// the window, rather than returning each batch's credits, spares a request/reply exchange a credit
+/// frame (a `send` here, a `recv` and often a wake-up there) per message, and cannot stall a
+/// sender: one that has no credit left has the whole window either in the port or owed, and the
+/// port's messages are taken eventually, so half the window comes back.
 ///
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
@@ -115,11 +119,12 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     }
 
     /// The port's loop thread: the loop took one of this peer's messages; its credit goes back
-    /// with the batch's flush.
+    /// with the flush of the batch in which half the window is owed.
     func messageTaken() {
+        let threshold = (publication.parameters.credits + 1) / 2
         let queueFlush = state.withLock { state -> Bool in
             state.toReturn += 1
-            guard !state.flushQueued, state.fd >= 0 else { return false }
+            guard state.toReturn >= threshold, !state.flushQueued, state.fd >= 0 else { return false }
             state.flushQueued = true
             return true
         }

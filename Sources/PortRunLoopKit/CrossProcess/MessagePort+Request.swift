@@ -6,8 +6,10 @@ extension MessagePort {
     /// ``MessagePort/Message/reply(msgid:components:before:)``; the reply comes back over the same
     /// connection, matched by a request id.
     ///
-    /// The calling thread blocks (polling the connection's socket; no loop runs meanwhile). On a
-    /// loop's thread that is safe as long as the receiver does not need that loop to answer.
+    /// A thread without a loop blocks, polling the connection's socket. A thread with a loop waits
+    /// as ``PortRunLoop/performAndWait(timeout:_:)`` does: its loop serves synchronous work
+    /// addressed to it meanwhile (so the answering handler may call back into it with
+    /// `performAndWait`), and reads the connection; its ports, timers and other sources wait.
     ///
     /// - Parameters:
     ///   - msgid: an identifier for the receiver.

@@ -24,6 +24,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let logger: Logger
     private let condition = TracedMutex<Void>(())
     private let receiveBuffer: UnsafeMutableRawBufferPointer
+    /// Where a send builds its frame (with the lock held; built again after the lock was let go
+    /// around a `poll`, since another sender may have used it meanwhile): no allocation per send.
+    /// At most 64 KiB (the publisher's maximum comes from its lock file): a larger frame is built
+    /// in an array of its own.
+    private let sendBuffer: UnsafeMutableRawBufferPointer
 
     private var fd: Int32
     private var credits: Int
@@ -56,6 +61,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         self.logger = logger
         self.credits = parameters.credits
         receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
+        sendBuffer = .allocate(byteCount: min(parameters.maximumFrameSize, 64 * 1024), alignment: 8)
     }
 
     deinit {
@@ -63,6 +69,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
+        sendBuffer.deallocate()
     }
 
     /// Watches the socket on `loop` so frames are read as they arrive.
@@ -128,6 +135,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
+        if let loop = PortRunLoop.existingForCurrentThread(), !loop.ownerShutDown,
+           let reply = try awaitReply(id, serving: loop, until: receiveDeadline) {
+            return reply
+        }
         condition.lock()
         defer { waitingRequests.remove(id); condition.unlock() }
         while true {
@@ -137,6 +148,54 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 if let reply = replies.removeValue(forKey: id) { return reply }
                 throw .receiveTimedOut
             }
+        }
+    }
+
+    /// Waits for the reply to request `id` on a thread that has a loop, as
+    /// ``PortRunLoop/performAndWait(timeout:_:)`` waits: the loop runs its private
+    /// `.synchronousWait` mode meanwhile, so synchronous work addressed to it (another thread's
+    /// `performAndWait`, a `postAndWait` delivery, perhaps made by the very handler that is to
+    /// answer) still runs, and the connection is read there, as a temporary fd source of that mode.
+    /// The source counts as a poller, so the connection's fd is not closed under it. Nil when no
+    /// such source could be made (the connection is closed, or the loop refused the fd): the caller
+    /// then waits in `poll` as a thread without a loop does.
+    private func awaitReply(_ id: UInt64, serving loop: PortRunLoop,
+                            until deadline: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data])? {
+        let fd = condition.withLock { _ -> Int32 in
+            if self.fd >= 0 { polling += 1 }
+            return self.fd
+        }
+        var made: FileDescriptorSource?
+        if fd >= 0 {
+            made = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait]) { [weak self] _ in
+                guard let self else { return }
+                condition.withLock { _ in
+                    drainFrames()
+                    if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
+                }
+                condition.broadcast()
+            }
+        }
+        guard let source = made else {
+            if fd >= 0 { condition.withLock { _ in polling -= 1; closeIfEnded() } }
+            return nil
+        }
+        defer {
+            source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
+            condition.withLock { _ in
+                waitingRequests.remove(id)
+                polling -= 1
+                closeIfEnded()
+            }
+        }
+        let answered = { self.condition.withLock { _ in self.replies[id] != nil || self.ended != nil } }
+        while !answered() && System.monotonicSeconds() < deadline {
+            _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline, returnAfterSourceHandled: false, until: answered)
+        }
+        return try condition.withLock { _ throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) in
+            if let reply = replies.removeValue(forKey: id) { return reply }
+            if let ended { throw ended }
+            throw .receiveTimedOut
         }
     }
 
@@ -154,7 +213,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         condition.lock()
         defer { condition.unlock() }
-        var bytes: [UInt8]?
         while true {
             if let ended { return .failure(ended) }
             if credits == 0 && !isReading {
@@ -162,8 +220,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 if let ended { return .failure(ended) } // the drain found the end
             }
             if credits > 0 {
-                if bytes == nil { bytes = makeFrame(replyPort.map(routeID(for:)) ?? 0).encoded() }
-                switch bytes!.withUnsafeBytes({ System.sendFrame(fd, $0) }) {
+                let frame = makeFrame(replyPort.map(routeID(for:)) ?? 0)
+                let result = size <= sendBuffer.count
+                    ? System.sendFrame(fd, UnsafeRawBufferPointer(rebasing: sendBuffer[0..<frame.encode(into: sendBuffer)]))
+                    : frame.encoded().withUnsafeBytes { System.sendFrame(fd, $0) }
+                switch result {
                 case .done:
                     credits -= 1
                     return .success(())

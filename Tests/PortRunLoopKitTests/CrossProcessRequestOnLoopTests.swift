@@ -1,0 +1,67 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// A request made on a loop's thread waits as `performAndWait` does: the loop serves synchronous
+/// work addressed to it meanwhile, so an answering handler that first calls back into the
+/// requesting loop (here with `performAndWait`) does not deadlock until the receive timeout.
+@Suite(.timeLimit(.minutes(1))) struct CrossProcessRequestOnLoopTests {
+    @Test func aRequestFromALoopThreadServesTheLoopWhileItWaits() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let requester = try RunLoopThread(name: "requester")
+        defer { requester.stop() }
+        let answerer = try RunLoopThread(name: "answerer")
+        defer { answerer.stop() }
+        let port = MessagePort(queueLimit: 4)
+        port.setHandler { message in
+            // Calls back into the requesting loop before answering: only a serving wait lets it run.
+            let where_ = (try? requester.loop.performAndWait { Thread.current.name ?? "?" }) ?? "refused"
+            message.reply(msgid: message.msgid, components: [Data(where_.utf8)], before: Date(timeIntervalSinceNow: 5))
+        }
+        answerer.loop.add(port, forMode: .common)
+        let published = try directory.registry.publish(port, as: "callback", on: answerer.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "callback")
+        defer { remote.invalidate() }
+
+        let outcome = try requester.loop.performAndWait { () -> (String, Double) in
+            let start = Date()
+            do {
+                let reply = try remote.sendRequest(msgid: 7, sendTimeout: .seconds(5), receiveTimeout: .seconds(20))
+                return (String(decoding: reply.components.first ?? Data(), as: UTF8.self), Date().timeIntervalSince(start))
+            } catch {
+                return ("\(error)", Date().timeIntervalSince(start))
+            }
+        }
+        #expect(outcome.0 == "requester")
+        #expect(outcome.1 < 10, "the request waited \(outcome.1) s: the loop was not served while it waited")
+    }
+
+    @Test func aRequestFromALoopThreadStillTimesOut() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let requester = try RunLoopThread(name: "requester")
+        defer { requester.stop() }
+        let answerer = try RunLoopThread(name: "silent")
+        defer { answerer.stop() }
+        let port = MessagePort(queueLimit: 4)
+        port.setHandler { _ in } // never answers
+        answerer.loop.add(port, forMode: .common)
+        let published = try directory.registry.publish(port, as: "silent", on: answerer.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "silent")
+        defer { remote.invalidate() }
+        let timedOut = try requester.loop.performAndWait { () -> Bool in
+            do {
+                _ = try remote.sendRequest(sendTimeout: .seconds(5), receiveTimeout: .milliseconds(200))
+                return false
+            } catch {
+                return (error as? CrossProcessPortError) == .receiveTimedOut
+            }
+        }
+        #expect(timedOut)
+        // The loop is still usable afterwards (the temporary fd source is gone).
+        #expect(try requester.loop.performAndWait { 42 } == 42)
+    }
+}
