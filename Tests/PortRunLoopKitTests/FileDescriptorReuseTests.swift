@@ -21,8 +21,6 @@ import Testing
         thread.loop.perform {
             inBlock.fire()
             _ = cancelled.wait() // the loop is busy here: the cancel below stays queued
-            // Same number, new file: dup2 replaces the closed fd with the second pipe's read end.
-            _ = dup2(second.readEnd, number)
             let source = try? thread.loop.watch(fileDescriptor: number, for: .read) { _ in
                 var byte: UInt8 = 0
                 _ = read(number, &byte, 1)
@@ -32,7 +30,10 @@ import Testing
         }
         #expect(inBlock.wait())
         old.cancel() // from this thread: the loop's removal of it is queued behind the block
-        close(number)
+        // Closed and reused: dup2 closes the number's file and puts the second pipe's read end
+        // under the same number in one step (a separate close would leave a window in which a
+        // test running in parallel could be given the number).
+        #expect(dup2(second.readEnd, number) == number)
         cancelled.fire()
         try thread.loop.performAndWait {} // the block, then the queued removal, have run
         try #require(newSource.withLock { $0 } != nil)
