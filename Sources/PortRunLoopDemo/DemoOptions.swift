@@ -7,14 +7,16 @@ struct DemoOptions {
     var queueLimit = 1
     var verbose = false
     var center = true
+    var bus = true
 
     static let usage = """
-    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center]
+    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center] [--no-bus]
       --threads N       background threads that post (default 4)
       --items N         notifications each thread posts (default 2500)
       --queue-limit N   the port's queue limit; small values make doorbells drop (default 1)
       --verbose         print every batch, not just the first and last ones
       --no-center       skip the second scenario (the notification center)
+      --no-bus          skip the D-Bus scenario (distributed notifications between two processes)
     """
 
     /// Parses `arguments` (without the program name); exits with the usage on bad input.
@@ -34,6 +36,7 @@ struct DemoOptions {
             case "--queue-limit": options.queueLimit = number(flag)
             case "--verbose": options.verbose = true
             case "--no-center": options.center = false
+            case "--no-bus": options.bus = false
             case "--help", "-h": print(usage); exit(0)
             default: fail("unknown option \(flag)")
             }

@@ -2,6 +2,9 @@ import Foundation
 import PortRunLoopKit
 
 // portrunloop-demo: the seeds' scenario, run for real. Exits non-zero if any check fails.
+if CommandLine.arguments.dropFirst().first == "--bus-child" {
+    runBusChild(Array(CommandLine.arguments.dropFirst(2)))
+}
 let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
 var ok = true
 do {
@@ -9,6 +12,10 @@ do {
     if options.center {
         print("")
         try runCenterScenario(posterThreads: options.threads, itemsPerThread: options.items)
+    }
+    if options.bus {
+        print("")
+        ok = runBusScenario(posterThreads: 2, itemsPerThread: 1_000, pacedRoundTrips: 200) && ok
     }
 } catch {
     FileHandle.standardError.write(Data("portrunloop-demo: \(error)\n".utf8))
