@@ -1,0 +1,145 @@
+import Foundation
+import PortRunLoopDBus
+import PortRunLoopKit
+import PortRunLoopRedis
+import Synchronization
+
+/// Our side of the bus-notification scenarios: a `BusNotificationCenter` (D-Bus or Redis) whose
+/// connection runs on a `RunLoopThread`, observing on that same loop, so a notification is handled
+/// right after it is read, as the raw C floor handles it in its filter or read loop (no perform
+/// hop to another thread in either).
+///
+/// Thread-safety: one driving thread; the handler runs on the center's loop thread and touches only
+/// atomics and the semaphore.
+final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
+    private let thread: RunLoopThread
+    private let center: BusNotificationCenter
+    private let role: BusNotificationRole
+    private var observation: BusObservation?
+    private let counters = Counters()
+
+    /// What the handler shares with the driving thread: a waiter is signalled exactly once, when
+    /// `received` reaches its target.
+    private final class Counters: Sendable {
+        private struct State {
+            var received = 0
+            var lastSeq = -1
+            var target: Int?
+        }
+        private let state = Mutex(State())
+        private let reached = DispatchSemaphore(value: 0)
+        let disconnected = DispatchSemaphore(value: 0)
+
+        /// The handler: one more received.
+        func received(seq: Int) {
+            let wake = state.withLock { state -> Bool in
+                state.received += 1
+                state.lastSeq = seq
+                guard let target = state.target, state.received >= target else { return false }
+                state.target = nil
+                return true
+            }
+            if wake { reached.signal() }
+        }
+
+        var count: Int { state.withLock { $0.received } }
+        var lastSeq: Int { state.withLock { $0.lastSeq } }
+
+        /// Waits until `total` have been received; false after `timeout`.
+        func wait(until total: Int, timeout: DispatchTime) -> Bool {
+            let done = state.withLock { state -> Bool in
+                if state.received >= total { return true }
+                state.target = total
+                return false
+            }
+            if done { return true }
+            if reached.wait(timeout: timeout) == .success { return true }
+            // Timed out: withdraw the target; a signal sent meanwhile is taken back.
+            let signalled = state.withLock { state -> Bool in
+                defer { state.target = nil }
+                return state.target == nil
+            }
+            if signalled { reached.wait() }
+            return signalled
+        }
+    }
+
+    convenience init(dbus address: String, role: BusNotificationRole) throws {
+        let thread = try RunLoopThread(name: "bench-bus")
+        do {
+            try self.init(thread: thread, center: BusNotificationCenter(endpoint: .dbus(address: address), loop: thread.loop), role: role)
+        } catch {
+            thread.stop()
+            throw error
+        }
+    }
+
+    convenience init(redisPort port: Int, role: BusNotificationRole) throws {
+        let thread = try RunLoopThread(name: "bench-bus")
+        do {
+            try self.init(thread: thread, center: BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop), role: role)
+        } catch {
+            thread.stop()
+            throw error
+        }
+    }
+
+    private init(thread: RunLoopThread, center: BusNotificationCenter, role: BusNotificationRole) throws {
+        self.thread = thread
+        self.center = center
+        self.role = role
+        guard let observed = role.observed else { return }
+        let counters = self.counters
+        let answer = role == .answerer ? Notification.Name(BusNotificationNames.pong) : nil
+        observation = try center.addObserver(forName: Notification.Name(observed), on: thread.loop) { [center] note in
+            let seq = note.userInfo?["seq"] as? Int ?? -1
+            if let answer {
+                try? center.post(name: answer, userInfo: ["from": "bench-peer", "seq": seq])
+            }
+            counters.received(seq: seq)
+        }
+    }
+
+    func postBurst(_ count: Int) throws {
+        let name = Notification.Name(BusNotificationNames.burst)
+        for seq in 0..<count {
+            try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
+        }
+        try center.flushRedisPosts(timeout: .seconds(30))  // a D-Bus center returns at once
+    }
+
+    func waitForReceived(_ total: Int) throws {
+        guard counters.wait(until: total, timeout: .now() + 30) else {
+            throw CrossProcessFailure("ours: \(counters.count) of \(total) notifications within 30 s")
+        }
+    }
+
+    func roundTrips(_ count: Int, latencies: UnsafeMutablePointer<Int64>) throws {
+        let name = Notification.Name(BusNotificationNames.ping)
+        for seq in 0..<count {
+            let start = ProcessCounters.nanoseconds()
+            let expected = counters.count + 1
+            try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
+            guard counters.wait(until: expected, timeout: .now() + 5) else {
+                throw CrossProcessFailure("ours: no answer to ping \(seq) within 5 s")
+            }
+            guard counters.lastSeq == seq else {
+                throw CrossProcessFailure("ours: answer \(counters.lastSeq) to ping \(seq)")
+            }
+            latencies[seq] = Int64(ProcessCounters.nanoseconds() - start)
+        }
+    }
+
+    func serveAnswers() throws {
+        let counters = self.counters
+        let watch = center.addDisconnectionObserver(on: thread.loop) { _ in counters.disconnected.signal() }
+        counters.disconnected.wait()
+        watch.remove()
+    }
+
+    func close() {
+        observation?.remove()
+        center.close()
+        thread.stop()
+    }
+}
