@@ -29,6 +29,18 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         private let state = Mutex(State())
         private let reached = DispatchSemaphore(value: 0)
         let disconnected = DispatchSemaphore(value: 0)
+        /// The round trips under way (pinger only): run on the loop, each answer posts the next ping.
+        let pings = Mutex(Pings())
+
+        /// `@unchecked Sendable` for `latencies`: the driving thread's buffer, written under `pings`'
+        /// lock only while a sample's round trips run (the driving thread waits meanwhile).
+        struct Pings: @unchecked Sendable {
+            var latencies: UnsafeMutablePointer<Int64>?
+            var count = 0
+            var next = 0
+            var sentAt: UInt64 = 0
+            var failure: String?
+        }
 
         /// The handler: one more received.
         func received(seq: Int) {
@@ -43,7 +55,6 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
 
         var count: Int { state.withLock { $0.received } }
-        var lastSeq: Int { state.withLock { $0.lastSeq } }
 
         /// Waits until `total` have been received; false after `timeout`.
         func wait(until total: Int, timeout: DispatchTime) -> Bool {
@@ -91,10 +102,34 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         guard let observed = role.observed else { return }
         let counters = self.counters
         let answer = role == .answerer ? Notification.Name(BusNotificationNames.pong) : nil
+        let ping = Notification.Name(BusNotificationNames.ping)
+        let pinger = role == .pinger
         observation = try center.addObserver(forName: Notification.Name(observed), on: thread.loop) { [center] note in
             let seq = note.userInfo?["seq"] as? Int ?? -1
             if let answer {
                 try? center.post(name: answer, userInfo: ["from": "bench-peer", "seq": seq])
+            }
+            if pinger {
+                // The answer to ping `seq`: record its latency and send the next ping from here.
+                let now = ProcessCounters.nanoseconds()
+                let next = counters.pings.withLock { pings -> Int? in
+                    guard let latencies = pings.latencies, seq == pings.next else {
+                        pings.failure = pings.failure ?? "answer \(seq) while waiting for \(pings.next)"
+                        return nil
+                    }
+                    latencies[seq] = Int64(now - pings.sentAt)
+                    pings.next += 1
+                    pings.sentAt = ProcessCounters.nanoseconds()
+                    return pings.next < pings.count ? pings.next : nil
+                }
+                if let next {
+                    do {
+                        try center.post(name: ping, userInfo: ["from": "bench-peer", "seq": next])
+                    } catch {
+                        counters.pings.withLock { $0.failure = "\(error)" }
+                    }
+                    return
+                }
             }
             counters.received(seq: seq)
         }
@@ -114,20 +149,22 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
     }
 
+    /// The round trips run on the center's loop, as the raw side's run on its one thread: this
+    /// thread posts the first ping, each answer's handler records its latency and posts the next,
+    /// and the last answer wakes this thread (one cross-thread hand-off per sample, not per round
+    /// trip).
     func roundTrips(_ count: Int, latencies: UnsafeMutablePointer<Int64>) throws {
-        let name = Notification.Name(BusNotificationNames.ping)
-        for seq in 0..<count {
-            let start = ProcessCounters.nanoseconds()
-            let expected = counters.count + 1
-            try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
-            guard counters.wait(until: expected, timeout: .now() + 5) else {
-                throw CrossProcessFailure("ours: no answer to ping \(seq) within 5 s")
-            }
-            guard counters.lastSeq == seq else {
-                throw CrossProcessFailure("ours: answer \(counters.lastSeq) to ping \(seq)")
-            }
-            latencies[seq] = Int64(ProcessCounters.nanoseconds() - start)
+        precondition(count > 0)
+        let expected = counters.count + 1  // the last answer is counted; the others post the next ping
+        counters.pings.withLock { $0 = Counters.Pings(latencies: latencies, count: count, next: 0, sentAt: ProcessCounters.nanoseconds()) }
+        try center.post(name: Notification.Name(BusNotificationNames.ping), userInfo: ["from": "bench-peer", "seq": 0])
+        let answered = counters.wait(until: expected, timeout: .now() + .seconds(5 + count / 100))
+        let (next, failure) = counters.pings.withLock { pings in
+            defer { pings = Counters.Pings() }
+            return (pings.next, pings.failure)
         }
+        if let failure { throw CrossProcessFailure("ours: \(failure)") }
+        guard answered, next == count else { throw CrossProcessFailure("ours: \(next) of \(count) round trips answered") }
     }
 
     func serveAnswers() throws {
