@@ -75,10 +75,10 @@ final class DemoChildProcess {
         }
     }
 
-    /// The absolute path of `program` on `PATH` (or the usual Debian places), or nil.
+    /// The absolute path of `program` on `PATH` (the usual Debian places if `PATH` is unset), or nil.
     static func find(_ program: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        let folders = path.split(separator: ":").map(String.init) + ["/usr/bin", "/bin", "/usr/sbin"]
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let folders = path.split(separator: ":").map(String.init)
         return folders.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
