@@ -9,8 +9,8 @@ import Synchronization
 /// right after it is read, as the raw C floor handles it in its filter or read loop (no perform
 /// hop to another thread in either).
 ///
-/// Thread-safety: one driving thread; the handler runs on the center's loop thread and touches only
-/// atomics and the semaphore.
+/// Thread-safety: one driving thread; the handler runs on the center's loop thread and shares only
+/// ``Counters`` (its locks and semaphores) with it.
 final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
     private let thread: RunLoopThread
     private let center: BusNotificationCenter
@@ -23,7 +23,6 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
     private final class Counters: Sendable {
         private struct State {
             var received = 0
-            var lastSeq = -1
             var target: Int?
         }
         private let state = Mutex(State())
@@ -43,10 +42,9 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
 
         /// The handler: one more received.
-        func received(seq: Int) {
+        func received() {
             let wake = state.withLock { state -> Bool in
                 state.received += 1
-                state.lastSeq = seq
                 guard let target = state.target, state.received >= target else { return false }
                 state.target = nil
                 return true
@@ -131,7 +129,7 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
                     return
                 }
             }
-            counters.received(seq: seq)
+            counters.received()
         }
     }
 
