@@ -50,7 +50,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PortRunLoopDemo",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit", "PortRunLoopDBus"]
         ),
         // Reliability: the stress/load/model engine, shared by the stress tool and the tests.
         .target(

@@ -43,7 +43,8 @@ let package = Package(
         // C that needs system headers or libevent: the epoll and libevent floors of the
         // server-shaped scenarios, socket set-up, and the echo server's load generator. Its headers
         // include no system header (same rule as CBenchSupport's).
-        .target(name: "CBenchNative", dependencies: ["CBenchLibEvent", "CBenchDBus"], path: "Sources/CBenchNative"),
+        .target(name: "CBenchNative", dependencies: ["CBenchLibEvent", "CBenchDBus", "CBenchHiredis"], path: "Sources/CBenchNative",
+                linkerSettings: [.linkedLibrary("hiredis")]),
         // libdbus-1 for the D-Bus floor of the cross-process scenarios (cbench_dbus.c).
         .systemLibrary(
             name: "CBenchDBus",
@@ -51,6 +52,10 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        // hiredis for the Redis floor of the bus-notification scenarios (cbench_bus_redis.c). No
+        // pkgConfig: hiredis.pc's -D_FILE_OFFSET_BITS=64 is a SwiftPM warning on every build; the
+        // headers are in the default include path and the module map links the library.
+        .systemLibrary(name: "CBenchHiredis", path: "Sources/CBenchHiredis"),
         // The harness and every peer except NIO (shared by both benchmark targets).
         .target(
             name: "BenchSupport",
@@ -59,6 +64,8 @@ let package = Package(
                 "CBenchNative",
                 "CBenchLibEvent",
                 .product(name: "PortRunLoopKit", package: library),
+                .product(name: "PortRunLoopDBus", package: library),
+                .product(name: "PortRunLoopRedis", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Sources/BenchSupport"

@@ -6,8 +6,9 @@
 #   Scripts/check-benchmark-thresholds.sh
 #
 # Needs swift and python3 (standard library only); installs the apt packages the benchmark package
-# links if they are missing: libevent-dev (the library and the libevent floor) and libdbus-1-dev
-# (the D-Bus floor of the cross-process scenarios, in the same C target). The benchmark
+# links if they are missing: libevent-dev (the library and the libevent floor), libdbus-1-dev
+# (the D-Bus floor of the cross-process scenarios, in the same C target) and libhiredis-dev (the
+# Redis floor of the bus-notification scenarios, same target). The benchmark
 # package's malloc counting comes from ordo-one/benchmark's malloc interposer (Swift 6.3), which
 # needs no system package (libjemalloc-dev is only needed by Swift <= 6.2 toolchains).
 #
@@ -21,7 +22,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=$(mktemp -d "${TMPDIR:-/tmp}/portrunloop-guards.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
-"$root/Scripts/install-deps.sh" libdbus-1-dev
+"$root/Scripts/install-deps.sh" libdbus-1-dev libhiredis-dev
 cd "$root/Benchmarks"
 start=$(date +%s)
 if ! swift package --allow-writing-to-directory "$out" benchmark --target PortRunLoopGuards \

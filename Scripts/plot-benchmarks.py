@@ -307,6 +307,7 @@ def server_targets(run, label, row):
         x = max(entry.raw("eventRegistrations")) / max(1, entry.ops_p50())
         row("event_add + event_del per run entry of an unchanged mode = 0 (10k fd sources, 1k timers)", label, f"{x:g}", x == 0)
     cross_process_targets(run, label, row)
+    bus_notification_targets(run, label, row)
 
 
 # ----------------------------------------------------------------------------- server-shaped scenarios
@@ -438,9 +439,44 @@ def cross_process_targets(run, label, row):
         row("0 mallocs per cross-process message on the sending side (no components)", label, fmt_count(m), m is not None and m < 0.01)
 
 
+BUS_TRANSPORTS = ["DBus", "Redis"]
+
+
+def bus_notification_table(run, label):
+    lines = [f"#### Bus notifications ({label}): two processes, a name and a two-entry userInfo", "",
+             "| transport | implementation | notifications/s | ns/notification | mallocs/notification (receiving side) | "
+             "round trip µs (p50 of samples) | round-trip p99 µs | × Raw (throughput) | × Raw (round trip) |",
+             "|:--|:--|--:|--:|--:|--:|--:|--:|--:|"]
+    for transport in BUS_TRANSPORTS:
+        raw_tp, raw_rt = run.get(f"BusNotification.Throughput.{transport}.Raw"), run.get(f"BusNotification.RoundTrip.{transport}.Raw")
+        for peer in ("Raw", "Ours"):
+            tp, rt = run.get(f"BusNotification.Throughput.{transport}.{peer}"), run.get(f"BusNotification.RoundTrip.{transport}.{peer}")
+            if not (tp or rt):
+                continue
+            p99 = rt.raw("p99Ns") if rt else None
+            per_second = f"{1e9 / tp.per_op_ns(50):,.0f}" if tp else "–"
+            x_tp = f"{tp.per_op_ns(50) / raw_tp.per_op_ns(50):.2f}×" if tp and raw_tp else "–"
+            x_rt = f"{rt.per_op_ns(50) / raw_rt.per_op_ns(50):.2f}×" if rt and raw_rt else "–"
+            lines.append(f"| {transport} | {peer} | {per_second} | {fmt(tp.per_op_ns(50)) if tp else '–'} | "
+                         f"{fmt_count(tp.per_op('Malloc (total)')) if tp else '–'} | {fmt(rt.per_op_ns(50) / 1e3, 2) if rt else '–'} | "
+                         f"{fmt(percentile(p99, 50) / 1e3, 2) if p99 else '–'} | {x_tp} | {x_rt} |")
+    return lines if len(lines) > 4 else []
+
+
+def bus_notification_targets(run, label, row):
+    """The bus-notification targets: ours against C on the same library (libdbus-1, hiredis), one run."""
+    for transport in BUS_TRANSPORTS:
+        for scenario, what in (("Throughput", "cost per notification, throughput"), ("RoundTrip", "round trip p50")):
+            ours, raw = (run.get(f"BusNotification.{scenario}.{transport}.{peer}") for peer in ("Ours", "Raw"))
+            if ours and raw:
+                x = ours.per_op_ns(50) / raw.per_op_ns(50)
+                row(f"bus notifications over {transport} ≤ 1.3× the raw library ({what})", label, f"{x:.2f}×", x <= 1.3)
+
+
 def server_tables(run, label):
     lines = []
-    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table, cross_process_table):
+    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table, cross_process_table,
+                  bus_notification_table):
         rows = table(run, label)
         if rows:
             lines += rows + [""]

@@ -12,8 +12,9 @@
 #   benchmarks-throughput.svg, benchmarks-roundtrip.svg          the charts
 # With PORTRUNLOOP_BENCH_UPDATE_DOCS=1 the charts are also copied to Docs/.
 #
-# Needs: swift, python3 (standard library only), taskset (util-linux); installs libevent-dev, dbus
-# and libdbus-1-dev if missing (the cross-process scenarios start a private dbus-daemon). One run takes
+# Needs: swift, python3 (standard library only), taskset (util-linux); installs libevent-dev, dbus,
+# libdbus-1-dev, redis-server and libhiredis-dev if missing (the cross-process and bus-notification
+# scenarios start a private dbus-daemon, the latter a private redis-server too). One run takes
 # ~13 minutes on 2 vCPUs (the two runs ~26; ~3 of each are the server-shaped scenarios) after a
 # ~5 minute first build. Wall-clock numbers on a
 # shared VM are noisy: compare ratios within one run, not numbers across runs.
@@ -33,7 +34,7 @@ out=$(cd "$out" && pwd)
 } > "$out/machine.txt"
 cat "$out/machine.txt"
 
-"$root/Scripts/install-deps.sh" dbus libdbus-1-dev
+"$root/Scripts/install-deps.sh" dbus libdbus-1-dev redis-server libhiredis-dev
 cd "$root/Benchmarks"
 # The cross-process scenarios start this second process; it must sit beside the benchmark binary.
 swift build -c release --product CrossProcessBenchPeer

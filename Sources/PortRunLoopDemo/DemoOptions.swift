@@ -8,15 +8,17 @@ struct DemoOptions {
     var verbose = false
     var center = true
     var crossProcess = true
+    var bus = true
 
     static let usage = """
-    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center] [--no-cross-process]
+    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center] [--no-cross-process] [--no-bus]
       --threads N       background threads that post (default 4)
       --items N         notifications each thread posts (default 2500)
       --queue-limit N   the port's queue limit; small values make doorbells drop (default 1)
       --verbose         print every batch, not just the first and last ones
       --no-center       skip the second scenario (the notification center)
       --no-cross-process  skip the third scenario (the poster in a second process of this program)
+      --no-bus          skip the fourth scenario (distributed notifications over D-Bus between two processes)
     """
 
     /// Parses `arguments` (without the program name); exits with the usage on bad input.
@@ -37,6 +39,7 @@ struct DemoOptions {
             case "--verbose": options.verbose = true
             case "--no-center": options.center = false
             case "--no-cross-process": options.crossProcess = false
+            case "--no-bus": options.bus = false
             case "--help", "-h": print(usage); exit(0)
             default: fail("unknown option \(flag)")
             }

@@ -5,6 +5,9 @@ import PortRunLoopKit
 if CommandLine.arguments.dropFirst().first == "--cross-process-poster" {
     runCrossProcessPoster(Array(CommandLine.arguments.dropFirst(2)))
 }
+if CommandLine.arguments.dropFirst().first == "--bus-child" {
+    runBusChild(Array(CommandLine.arguments.dropFirst(2)))
+}
 let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
 var ok = true
 do {
@@ -16,6 +19,10 @@ do {
     if options.crossProcess {
         print("")
         ok = try runCrossProcessScenario(options) && ok
+    }
+    if options.bus {
+        print("")
+        ok = runBusScenario(posterThreads: 2, itemsPerThread: 1_000, pacedRoundTrips: 200) && ok
     }
 } catch {
     FileHandle.standardError.write(Data("portrunloop-demo: \(error)\n".utf8))

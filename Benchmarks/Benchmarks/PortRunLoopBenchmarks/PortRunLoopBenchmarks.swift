@@ -92,6 +92,7 @@ let benchmarks: @Sendable () -> Void = {
     // One loop thread serving fds and timers (ServerScenarios.swift).
     registerServerScenarios()
     registerCrossProcessScenarios()
+    registerBusNotificationScenarios()
 }
 
 /// A counter the same-thread observers bump (so the handlers are not empty).

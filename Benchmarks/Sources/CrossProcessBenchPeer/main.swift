@@ -4,7 +4,9 @@
 //   CrossProcessBenchPeer send raw|nio|dbus|ours ADDRESS SIZE
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
 //       flush and prints "done"; exits at the end of stdin.
-// ADDRESS is a socket path (raw, nio), a bus address (dbus) or a port name (ours).
+//   CrossProcessBenchPeer notify-send|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw ADDRESS
+//       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
+// ADDRESS is a socket path (raw, nio), a bus address (dbus) a port name (ours) or a Redis port on 127.0.0.1.
 import BenchSupport
 import CBenchNative
 import Foundation
@@ -67,6 +69,8 @@ case ("send", _):
     } catch {
         fail("\(transport) sender to \(address): \(error)")
     }
+case ("notify-send", _), ("notify-echo", _):
+    runBusNotificationPeerProcess(role: role, peer: transport, address: address)
 default:
     fail("unknown role \(role) or transport \(transport)")
 }

@@ -1,0 +1,46 @@
+import Foundation
+
+/// The second process of the bus-notification scenarios (`CrossProcessBenchPeer notify-send|notify-echo
+/// PEER ADDRESS`, PEER as ``BusNotificationPeer/argument``):
+/// - `notify-send` connects, prints "ready", then for each line "burst N" on stdin posts N
+///   notifications and prints "done"; exits at the end of stdin.
+/// - `notify-echo` observes pings and answers each with a pong, prints "ready" once observing, and
+///   exits at the end of stdin.
+/// Exits 2 with a message on stderr when something fails.
+///
+/// Thread-safety: call once, from the main thread.
+public func runBusNotificationPeerProcess(role: String, peer argument: String, address: String) -> Never {
+    func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("CrossProcessBenchPeer \(role) \(argument): \(message)\n".utf8))
+        exit(2)
+    }
+    func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (dbus.ours, dbus.raw, redis.ours, redis.raw)") }
+    do {
+        switch role {
+        case "notify-send":
+            let side = try peer.connect(address, role: .sender)
+            say("ready")
+            while let line = readLine() {
+                guard line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) else { fail("bad command '\(line)'") }
+                try side.postBurst(count)
+                say("done")
+            }
+            side.close()
+        case "notify-echo":
+            let side = try peer.connect(address, role: .answerer)
+            say("ready")
+            // The answers are served on a thread of their own (the raw sides block in their read
+            // loop); this thread waits for the end of stdin.
+            let answering = Thread { try? side.serveAnswers() }
+            answering.name = "answers"
+            answering.start()
+            while readLine() != nil {}
+        default:
+            fail("unknown role")
+        }
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
+}

@@ -1,0 +1,145 @@
+#define _GNU_SOURCE
+#include "cbench_bus_redis.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHANNEL_PREFIX "portrunloop.notification."
+#define PIPELINE 64
+
+struct client {
+    redisContext *publisher;
+    redisContext *subscriber;  // NULL: observes nothing
+    char sender[64];
+    long long received;
+    long long last_seq;
+};
+
+static long long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static redisContext *connect_local(int port) {
+    struct timeval timeout = {5, 0};
+    redisContext *context = redisConnectWithTimeout("127.0.0.1", port, timeout);
+    if (!context || context->err) { if (context) redisFree(context); return NULL; }
+    redisSetTimeout(context, timeout);
+    return context;
+}
+
+// Appends one PUBLISH of the envelope BusNotificationCenter(redis:) would publish.
+static int append_post(struct client *client, const char *name, long long seq) {
+    char channel[512], payload[768];
+    int c = snprintf(channel, sizeof channel, CHANNEL_PREFIX "%s", name);
+    int p = snprintf(payload, sizeof payload,
+                     "{\"name\":\"%s\",\"sender\":\"%s\",\"userInfo\":{\"from\":{\"string\":\"bench-peer\"},\"seq\":{\"int\":%lld}},\"v\":1}",
+                     name, client->sender, seq);
+    if (c <= 0 || c >= (int)sizeof channel || p <= 0 || p >= (int)sizeof payload) return -1;
+    return redisAppendCommand(client->publisher, "PUBLISH %b %b", channel, (size_t)c, payload, (size_t)p) == REDIS_OK ? 0 : -1;
+}
+
+static int read_replies(redisContext *context, int count) {
+    for (int i = 0; i < count; i++) {
+        void *reply = NULL;
+        if (redisGetReply(context, &reply) != REDIS_OK || !reply) return -1;
+        freeReplyObject(reply);
+    }
+    return 0;
+}
+
+// Reads the next message of the subscription; its seq (userInfo "seq"), or -1 on an error.
+static long long next_message(struct client *client) {
+    for (;;) {
+        redisReply *reply = NULL;
+        if (redisGetReply(client->subscriber, (void **)&reply) != REDIS_OK || !reply) return -1;
+        long long seq = -2;
+        if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 && reply->element[0]->type == REDIS_REPLY_STRING
+            && strcmp(reply->element[0]->str, "message") == 0 && reply->element[2]->type == REDIS_REPLY_STRING) {
+            const char *found = strstr(reply->element[2]->str, "\"seq\":{\"int\":");
+            seq = found ? strtoll(found + 13, NULL, 10) : -2;
+        }
+        freeReplyObject(reply);
+        if (seq >= 0) {
+            client->received++;
+            client->last_seq = seq;
+            return seq;
+        }
+    }
+}
+
+void *cbench_bus_redis_open(int port, const char *observed_name) {
+    struct client *client = calloc(1, sizeof *client);
+    if (!client) return NULL;
+    snprintf(client->sender, sizeof client->sender, "bench-raw:%d:%08x", (int)getpid(), (unsigned)now_ns());
+    client->publisher = connect_local(port);
+    if (!client->publisher) goto fail;
+    if (observed_name) {
+        client->subscriber = connect_local(port);
+        if (!client->subscriber) goto fail;
+        redisReply *reply = redisCommand(client->subscriber, "SUBSCRIBE " CHANNEL_PREFIX "%s", observed_name);
+        int confirmed = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 3;
+        if (reply) freeReplyObject(reply);
+        if (!confirmed) goto fail;
+    }
+    return client;
+fail:
+    cbench_bus_redis_close(client);
+    return NULL;
+}
+
+int cbench_bus_redis_post_burst(void *opaque, const char *name, int count) {
+    struct client *client = opaque;
+    int pending = 0;
+    for (int i = 0; i < count; i++) {
+        if (append_post(client, name, i) != 0) return -1;
+        if (++pending == PIPELINE) {
+            if (read_replies(client->publisher, pending) != 0) return -1;
+            pending = 0;
+        }
+    }
+    return read_replies(client->publisher, pending);
+}
+
+int cbench_bus_redis_receive(void *opaque, long long target) {
+    struct client *client = opaque;
+    while (client->received < target) {
+        if (next_message(client) < 0) return -1;
+    }
+    return 0;
+}
+
+int cbench_bus_redis_round_trips(void *opaque, const char *ping_name, int count, long long *latencies_ns) {
+    struct client *client = opaque;
+    for (int i = 0; i < count; i++) {
+        long long start = now_ns();
+        if (append_post(client, ping_name, i) != 0 || read_replies(client->publisher, 1) != 0) return -1;
+        if (next_message(client) != i) return -1;
+        if (latencies_ns) latencies_ns[i] = now_ns() - start;
+    }
+    return 0;
+}
+
+int cbench_bus_redis_echo(void *opaque, const char *answer_name) {
+    struct client *client = opaque;
+    struct timeval forever = {0, 0};
+    redisSetTimeout(client->subscriber, forever);
+    for (;;) {
+        long long seq = next_message(client);
+        if (seq < 0) return 0;
+        if (append_post(client, answer_name, seq) != 0 || read_replies(client->publisher, 1) != 0) return 0;
+    }
+}
+
+void cbench_bus_redis_close(void *opaque) {
+    struct client *client = opaque;
+    if (client->publisher) redisFree(client->publisher);
+    if (client->subscriber) redisFree(client->subscriber);
+    free(client);
+}
