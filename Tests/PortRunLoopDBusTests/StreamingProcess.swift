@@ -8,6 +8,8 @@ final class StreamingProcess: @unchecked Sendable {
     private let condition = NSCondition()
     private var text = "" // guarded by `condition`
     private let exited = DispatchSemaphore(value: 0)
+    /// Signalled once the reader has seen the end of the output (the last chunk is in `text`).
+    private let drained = DispatchSemaphore(value: 0)
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = executable
@@ -31,6 +33,7 @@ final class StreamingProcess: @unchecked Sendable {
                 condition.broadcast()
                 condition.unlock()
             }
+            drained.signal()
         }
     }
 
@@ -58,6 +61,8 @@ final class StreamingProcess: @unchecked Sendable {
     func waitForExit(seconds: Double) -> Int32? {
         guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
         exited.signal()
+        // The output's last chunk may still be on its way to the reader: wait for the end of it.
+        if drained.wait(timeout: .now() + 5) == .success { drained.signal() }
         return process.terminationStatus
     }
 

@@ -8,6 +8,8 @@ final class StreamingProcess: @unchecked Sendable {
     private let condition = NSCondition()
     private var text = "" // guarded by `condition`
     private let exited = DispatchSemaphore(value: 0)
+    /// Signalled once the reader has seen the end of the output (the last chunk is in `text`).
+    private let drained = DispatchSemaphore(value: 0)
     private let stopped = Locked(false)
 
     init(_ path: String, _ arguments: [String]) throws {
@@ -20,6 +22,7 @@ final class StreamingProcess: @unchecked Sendable {
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
         let reader = pipe.fileHandleForReading
+        let drained = self.drained
         Thread.detachNewThread { [condition] in
             while true {
                 let chunk = reader.availableData
@@ -29,6 +32,7 @@ final class StreamingProcess: @unchecked Sendable {
                 condition.broadcast()
                 condition.unlock()
             }
+            drained.signal()
         }
     }
 
@@ -55,6 +59,8 @@ final class StreamingProcess: @unchecked Sendable {
     func waitForExit(seconds: Double) -> Int32? {
         guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
         exited.signal() // keep it signalled for stop()
+        // The output's last chunk may still be on its way to the reader: wait for the end of it.
+        if drained.wait(timeout: .now() + 5) == .success { drained.signal() }
         return process.terminationStatus
     }
 
