@@ -167,8 +167,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         var made: FileDescriptorSource?
         if fd >= 0 {
-            made = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait]) { [weak self] _ in
-                guard let self else { return }
+            // Held strongly: the source lives only until this call returns (cancelled below).
+            made = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait]) { [self] _ in
                 condition.withLock { _ in
                     drainFrames()
                     if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
