@@ -62,6 +62,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         var sent = 0
         var limit: Int
         var loop: PortRunLoop?
+        /// A copy of the gate's closed bit (``DeliveryGate``; set under this lock by ``invalidate()``
+        /// after the gate closes), kept on the send's own cache line: the gate's word is written by
+        /// the loop as each handler starts and ends, and a sender reading it per message would pull
+        /// that line away from the loop during a burst.
         var isValid = true
         var readyOnLoop = false
         /// Guards everything in the state but itself (see ``MessagePort/lock()``).
