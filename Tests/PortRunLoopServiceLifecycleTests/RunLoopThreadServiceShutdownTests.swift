@@ -41,6 +41,10 @@ import Testing
         let running = Task { try await group.run() }
 
         let thread = try #require(await started.next())
+        // The service records the thread once its starting closure has returned, which may be just
+        // after the closure handed it to us: wait for that (bounded).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while service.thread == nil && ContinuousClock.now < deadline { await Task.yield() }
         #expect(service.thread === thread)
         #expect(service.description == "RunLoopThreadService(svc-started)")
         #expect(try await thread.loop.submit { Thread.current.name } == "svc-started")
