@@ -1,3 +1,4 @@
+@_spi(Transport) import PortRunLoopDBus
 import PortRunLoopKit
 
 /// The token for one observation of a Redis center's connection state
