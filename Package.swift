@@ -73,9 +73,17 @@ let package = Package(
             name: "CrossProcessProbe",
             dependencies: ["PortRunLoopKit"]
         ),
+        // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child
+        // processes whose output a test waits on.
+        .target(
+            name: "PortRunLoopTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/PortRunLoopTestSupport"
+        ),
         .testTarget(
             name: "PortRunLoopKitTests",
             dependencies: [
+                "PortRunLoopTestSupport",
                 "PortRunLoopKit",
                 "PortRunLoopStressEngine",
                 .product(name: "ServiceContextModule", package: "swift-service-context"),
@@ -103,6 +111,7 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopServiceLifecycleTests",
             dependencies: [
+                "PortRunLoopTestSupport",
                 "PortRunLoopServiceLifecycle",
                 "PortRunLoopKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,6 +128,7 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopMetricsTests",
             dependencies: [
+                "PortRunLoopTestSupport",
                 "PortRunLoopMetrics",
                 "PortRunLoopKit",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -148,6 +158,7 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopDBusTests",
             dependencies: [
+                "PortRunLoopTestSupport",
                 "PortRunLoopDBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
@@ -178,6 +189,7 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopRedisTests",
             dependencies: [
+                "PortRunLoopTestSupport",
                 "PortRunLoopRedis",
                 "PortRunLoopDBus",
                 "PortRunLoopKit",

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Closing a center (explicitly, from its own handler, or by releasing it) leaves the bus: the
 /// daemon reports its name gone, its observations end, later calls throw.

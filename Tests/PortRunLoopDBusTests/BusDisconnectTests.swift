@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// The daemon killed mid-stream: an observable state and typed errors, never a hang.
 @Suite(.timeLimit(.minutes(1))) struct BusDisconnectTests {

@@ -3,6 +3,7 @@ import Logging
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// What the center logs: a dropped malformed notification (with its sender), a full `.hold`
 /// observation (once per suspension), the loss of the bus (once); nothing per delivery.

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Posting and observing through a private dbus-daemon: payloads, filters, the delivery thread,
 /// the observer-object and forwarding forms, and removal.

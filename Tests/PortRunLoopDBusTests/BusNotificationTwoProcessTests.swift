@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Notifications between real processes: the `BusNotificationProbe` executable
 /// (Sources/BusNotificationProbe), which `swift build` / `swift test` build next to the test bundle,
@@ -10,7 +11,7 @@ import Testing
     private func probe(_ arguments: [String], environment: [String: String] = [:]) throws -> StreamingProcess {
         let url = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("BusNotificationProbe")
         try #require(FileManager.default.isExecutableFile(atPath: url.path), "BusNotificationProbe was not built at \(url.path)")
-        return try StreamingProcess(url, arguments, environment: environment)
+        return try StreamingProcess(url.path, arguments, environment: environment)
     }
 
     @Test func anotherProcessReceivesWhatThisOnePosts() throws {

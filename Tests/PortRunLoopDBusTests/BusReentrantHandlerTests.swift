@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A handler running on the center's own loop (inside the connection's dispatch) may observe,
 /// and post (its `AddMatch` round trip runs inside the dispatch).

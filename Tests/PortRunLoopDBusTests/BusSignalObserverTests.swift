@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Any D-Bus signal, observed by match rule, with its arguments typed.
 @Suite(.timeLimit(.minutes(1))) struct BusSignalObserverTests {

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Apple's suspension rules: `.drop`, `.coalesce`, `.hold` (bounded, counted overflow),
 /// `.deliverImmediately`, and a post's `deliverImmediately` overriding them.

@@ -2,46 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopDBus
 import PortRunLoopKit
-
-/// A lock-protected value on `NSLock`, which ThreadSanitizer sees.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value // guarded by `lock`
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// Collects values from handlers and lets a test wait until it has `count` of them.
-final class Collector<Element: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var items: [Element] = [] // guarded by `condition`
-
-    func append(_ element: Element) {
-        condition.lock()
-        items.append(element)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    var values: [Element] {
-        condition.lock(); defer { condition.unlock() }
-        return items
-    }
-
-    /// Waits until at least `count` values arrived, at most `seconds` (a bound against hangs).
-    @discardableResult
-    func wait(for count: Int, seconds: Double = 20) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock(); defer { condition.unlock() }
-        while items.count < count {
-            if !condition.wait(until: deadline) { return items.count >= count }
-        }
-        return true
-    }
-}
+import PortRunLoopTestSupport
 
 /// A center on a private bus, its connection running on a loop thread of its own; closed and its
 /// thread stopped by ``shutDown()``.
@@ -81,5 +42,12 @@ final class BusFixture: @unchecked Sendable {
         center.close()
         thread.stop()
         bus.stop()
+    }
+}
+
+extension StreamingProcess {
+    /// `dbus-monitor` on a private bus, for signals matching `rule`.
+    static func monitor(address: String, rule: String) throws -> StreamingProcess {
+        try StreamingProcess("/usr/bin/dbus-monitor", ["--address", address, rule])
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// The documented wire format, checked with the reference tools: `dbus-send` posts to our
 /// observers, `dbus-monitor` sees what we post, and a `Posted` signal with another signature is a

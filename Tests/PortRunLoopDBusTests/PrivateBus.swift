@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A private `dbus-daemon --session` on a Unix socket in a temporary directory, for one test:
 /// started by `init` (which waits, at most 10 s, for the daemon to print its address) and stopped

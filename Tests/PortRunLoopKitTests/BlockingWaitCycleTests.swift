@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Loop threads blocked on each other through full ports: a cycle that can never end is broken at
 /// its sends (they return false); waits that can end are left alone.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// What a `ThreadNotificationCenter` logs: deliveries discarded because their thread's loop shut
 /// down, once per discarded batch with the count.

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// The removal guarantee (seed 002): once removal returns, the handler never starts again,
 /// including for notifications already queued for its thread.

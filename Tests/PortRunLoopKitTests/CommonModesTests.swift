@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `.common` stands for the loop's common modes; addCommonMode extends them.
 @Suite(.timeLimit(.minutes(1))) struct CommonModesTests {

@@ -1,5 +1,6 @@
 import Foundation
 import PortRunLoopKit
+import PortRunLoopTestSupport
 
 // Helpers for the concurrency suites (LoopExecutorTests, AsyncPerformTests, MainQueueDrainTests,
 // NotificationStreamTests). Every wait is bounded; none is used for ordering. Shared state uses

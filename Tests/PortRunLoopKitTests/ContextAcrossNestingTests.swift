@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceContextModule
 import Testing
+import PortRunLoopTestSupport
 
 extension ServiceContextTests {
     /// Contexts across nested runs and synchronous-call cycles: each piece of work sees its own

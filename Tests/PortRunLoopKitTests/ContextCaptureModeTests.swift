@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceContextModule
 import Testing
+import PortRunLoopTestSupport
 
 extension ServiceContextTests {
     /// `PortRunLoop.serviceContextCapture`: `.never` carries nothing, `.always` carries the context,

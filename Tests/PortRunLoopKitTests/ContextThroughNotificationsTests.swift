@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceContextModule
 import Testing
+import PortRunLoopTestSupport
 
 extension ServiceContextTests {
     /// Observers run in the poster's context: `post`, `postAndWait`, and a notification queue's

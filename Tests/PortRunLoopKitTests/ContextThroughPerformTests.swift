@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceContextModule
 import Testing
+import PortRunLoopTestSupport
 
 extension ServiceContextTests {
     /// The caller's `ServiceContext` travels with `perform`, `performAndWait`, `submit` and executor

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceContextModule
 import Testing
+import PortRunLoopTestSupport
 
 extension ServiceContextTests {
     /// A port's handler runs in the context of each message's sender; the redirector's in the poster's.

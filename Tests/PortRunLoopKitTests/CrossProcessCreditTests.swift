@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 @testable import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Credits on the wire, read by a hand-made peer: the publisher gives credits back once half the
 /// window is owed, a batch's in one frame, and gives back the credits of messages nobody handled

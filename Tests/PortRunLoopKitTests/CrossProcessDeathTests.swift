@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Invalidation on either side, and SIGKILL of either process, seen by the other side within a
 /// bounded time (X6, X7).

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Messages from another process (the CrossProcessProbe program) to a port published here:
 /// delivered once each, in order, on the owner's thread; held while the owner loop does not run;

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Publishing and looking up names: validation, the directory check, a live name refused, a dead
 /// publisher's name reclaimed (X1, X2).

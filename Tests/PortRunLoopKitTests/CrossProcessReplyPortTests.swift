@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A local port passed in `from:` to another process arrives there as a reply port; what the
 /// other side sends on it comes back over the same connection to the local port (X8).

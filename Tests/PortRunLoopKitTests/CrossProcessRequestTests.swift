@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `sendRequest` to a port of another process, and replies from a handler (X8).
 @Suite(.serialized) struct CrossProcessRequestTests {

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 @testable import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Who may connect (`SO_PEERCRED`, the allow-list), and hostile frames: oversized, malformed and
 /// beyond the credits disconnect their peer and are counted; the port keeps working (X9, X10).

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// The `CrossProcessProbe` program (Sources/CrossProcessProbe), built next to the test bundle,
 /// with its standard input and output on pipes; a thread of its own reads the output line by line.

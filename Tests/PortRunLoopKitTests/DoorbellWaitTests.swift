@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A loop whose running mode has no fd source and nothing to wake for sleeps on its doorbell
 /// (`read(2)` on the eventfd) instead of in libevent: whatever another thread adds meanwhile must

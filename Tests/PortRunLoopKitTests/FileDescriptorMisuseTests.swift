@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// fd-source misuse: closed descriptors, empty event sets, double cancel. (Closed,
 /// negative and regular-file descriptors at `watch` time are covered by the core tests.)

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A source cancelled from another thread, its fd closed and the number reused by a new watch on
 /// the loop's own thread before the loop processed the cancellation: the new source must fire.

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Watching file descriptors: readiness wakes the loop; cancel stops handlers; bad fds throw.
 @Suite(.timeLimit(.minutes(1))) struct FileDescriptorSourceTests {

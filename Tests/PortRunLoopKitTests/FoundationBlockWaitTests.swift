@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Waiting for a Foundation observer block from inside it: the waiter's own call is not waited for,
 /// and the wait ends as soon as the calls of other threads have left (not only when every call,

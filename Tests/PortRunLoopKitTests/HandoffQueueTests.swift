@@ -1,6 +1,7 @@
 import Foundation
 @testable import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// HandoffQueue: the FIFO buffer behind MessagePort's hand-off (order, swaps, moves, growth,
 /// compaction, and that every element is released exactly once).

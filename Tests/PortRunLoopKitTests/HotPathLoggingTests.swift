@@ -3,6 +3,7 @@ import Logging
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Nothing is logged per message or per perform, even with a logger that records every level.
 @Suite(.timeLimit(.minutes(1))) struct HotPathLoggingTests {

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Queued deliveries do not retain their observation: the lane pins it once per batch
 /// (`DeliveryLane`, "Pins"). These check both halves of that promise: an observation lives as long

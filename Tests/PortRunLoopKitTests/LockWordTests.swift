@@ -1,6 +1,7 @@
 import Foundation
 @testable import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// LockWord (directly and through TracedMutex) and its ParkingLot: mutual exclusion under
 /// contention, and that threads parked behind a held lock all get it once it is released.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// What a loop and its `RunLoopThread` log: start and stop, discarded work, refused fd sources.
 @Suite(.timeLimit(.minutes(1))) struct LoopLoggingTests {

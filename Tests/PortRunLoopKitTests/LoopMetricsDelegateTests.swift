@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `PortRunLoop.metricsDelegate`: one report per turn, on the loop's thread, with exact counts.
 @Suite(.timeLimit(.minutes(1))) struct LoopMetricsDelegateTests {

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// stop(): from another thread, innermost run only, no carry-over when not running.
 @Suite(.timeLimit(.minutes(1))) struct LoopStopTests {

@@ -1,6 +1,7 @@
 import Foundation
 @testable import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// System.isMainThread(): the per-thread cached answer matches Foundation's, on every thread.
 @Suite(.timeLimit(.minutes(1))) struct MainThreadCheckTests {

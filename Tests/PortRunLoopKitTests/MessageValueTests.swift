@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// MessagePort.Message is a value: a handler that keeps messages keeps each one as it was, although
 /// the loop delivers a batch through one reused value (pure signals and messages with components

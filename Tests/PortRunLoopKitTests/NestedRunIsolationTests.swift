@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// In a run nested inside an actor's job, code on the loop's thread is not isolated to the loop's
 /// executor: the actor's job is suspended below it on the stack, so `assumeIsolated` must not let

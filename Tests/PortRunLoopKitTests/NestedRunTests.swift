@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Nested runs from inside handlers, in the same mode and in another (modal) mode.
 @Suite(.timeLimit(.minutes(1))) struct NestedRunTests {

@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Notification-center misuse: observers that post again re-entrantly, and removing
 /// an observer twice (every form). The outcome is a documented behaviour — never a hang, a crash

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `ThreadNotificationCenter.queuedDeliveryLimit`: with a limit, a thread whose loop does not drain
 /// its deliveries (blocked, or never run) holds at most that many, and the rest are counted and

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// The seed's per-object technique (`NotificationRedirector`).
 @Suite(.timeLimit(.minutes(2)))

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 // Helpers for the notification tests. Every wait is bounded: a bound that passes fails
 // the test instead of hanging it; no wait is used to order events.

@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// performAndWait misuse: dead targets, throwing bodies, zero and negative timeouts.
 /// The outcome is always a value, the body's own error, or a typed `PortRunLoopError` — never a hang.

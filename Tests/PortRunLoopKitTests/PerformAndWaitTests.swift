@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// performAndWait: inline, cross-thread, results, rethrown errors, dead targets, timeouts, cycles.
 @Suite(.timeLimit(.minutes(1))) struct PerformAndWaitTests {

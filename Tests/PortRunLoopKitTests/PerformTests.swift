@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// perform(inModes:_:): wakes a sleeping loop, FIFO per caller, honours modes.
 @Suite(.timeLimit(.minutes(1))) struct PerformTests {

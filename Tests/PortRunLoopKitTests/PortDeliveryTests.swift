@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// MessagePort delivery: held until the loop runs, FIFO, payload intact, on the loop's thread.
 @Suite(.timeLimit(.minutes(1))) struct PortDeliveryTests {

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Replacing a port's handler releases the old closure outside the port's lock: an object the old
 /// closure held may use the port from its `deinit` (here: invalidate it) without deadlocking.

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// invalidate(): no handler starts after it returns; queued messages are discarded and counted;
 /// it is safe against racing senders.

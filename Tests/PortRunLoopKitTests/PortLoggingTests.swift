@@ -3,6 +3,7 @@ import Logging
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// What a `MessagePort` logs: discarded messages once per invalidation, rejected sends aggregated.
 @Suite(.timeLimit(.minutes(1))) struct PortLoggingTests {

@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Misuse of `MessagePort`: every mistake gets a false return, a precondition naming
 /// it, or a documented no-op, and never loses an accepted message silently.

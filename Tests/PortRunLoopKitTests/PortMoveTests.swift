@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A port removed from all its modes of one loop may be scheduled in another at once, from any
 /// thread (M1), and its messages then flow to the new loop, none lost, none twice, in order.

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// The Mach-style queue limit: full queues reject zero-deadline sends, block timed sends, and
 /// release blocked senders once the loop takes messages.

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A send from the loop's own thread to its own full port cannot wait for room (only that thread
 /// makes room): it returns false at once, whatever the date, and is counted as rejected.

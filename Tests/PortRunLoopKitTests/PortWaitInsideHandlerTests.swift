@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `waitForRunningHandlers` called on the loop's thread from inside the port's own delivery never
 /// waits for itself: not after `invalidate()`, not after the port left its last mode, and not in a

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// `ThreadNotificationCenter.postAndWait`: completion, ordering, timeouts and the no-deadlock rule.
 @Suite(.timeLimit(.minutes(2)))

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Ready fds within a turn: each handler once per turn, in the order reported, none starved, and a
 /// source cancelled by an earlier handler of the same turn does not run.

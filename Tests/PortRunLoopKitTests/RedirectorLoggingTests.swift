@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// The redirector's doorbell: a dropped signal (one is already queued) is expected, so it is logged
 /// at debug only, aggregated, and every notification is still delivered.

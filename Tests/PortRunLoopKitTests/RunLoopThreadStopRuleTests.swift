@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// RunLoopThread's documented stop rule — everything queued before `stop()` (in the running mode)
 /// is handled, then the loop shuts down — must hold even when `stop()` arrives while the thread is

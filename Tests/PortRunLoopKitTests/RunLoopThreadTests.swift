@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// RunLoopThread: a named thread running its loop; stop() handles what was queued, then joins.
 @Suite(.timeLimit(.minutes(1))) struct RunLoopThreadTests {

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// run(mode:before:) and the CF-style run's result codes.
 @Suite(.timeLimit(.minutes(1))) struct RunModeTests {

@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// What runs cost libevent: entering and leaving a run of the mode already armed makes no
 /// `event_add` or `event_del`, however many sources are registered; switching modes touches only

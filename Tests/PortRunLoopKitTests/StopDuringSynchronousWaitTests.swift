@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `stop()` sent while the loop's thread waits inside `performAndWait` to another loop ends the
 /// user's run once the call completes; it is not used up by the library's private wait.

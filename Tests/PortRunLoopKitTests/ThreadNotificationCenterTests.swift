@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// `ThreadNotificationCenter`: matching, thread targeting, inline semantics, ordering, modes and
 /// batching.

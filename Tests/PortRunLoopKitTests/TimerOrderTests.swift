@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// Timer order and re-arming: equal fire dates fire in the order the timers were added, a timer's
 /// block can re-arm it by setting its fire date, and setting the date from another thread moves it.

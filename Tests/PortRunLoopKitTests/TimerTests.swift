@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// RunLoopTimer: never early, wakes a sleeping loop when added from another thread, repeats.
 @Suite(.timeLimit(.minutes(1))) struct TimerTests {

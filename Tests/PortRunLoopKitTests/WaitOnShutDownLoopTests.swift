@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// A thread whose own loop is already shut down can still make blocking calls (from a deinit run by
 /// the shutdown, for instance): it then sleeps while it waits, as a thread without a loop does,

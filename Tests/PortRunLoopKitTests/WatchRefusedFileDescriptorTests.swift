@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// An fd epoll refuses makes `watch` throw a typed error on every thread it can be called from:
 /// the loop's own, and any other (where the registration itself happens later, on the loop).

@@ -3,6 +3,7 @@ import MetricsTestKit
 import PortRunLoopKit
 import PortRunLoopMetrics
 import Testing
+import PortRunLoopTestSupport
 
 /// `LoopMetricsSampler.schedule(every:on:forMode:)`: a repeating timer on a loop drives the samples.
 @Suite(.timeLimit(.minutes(1))) struct LoopMetricsSamplerScheduleTests {

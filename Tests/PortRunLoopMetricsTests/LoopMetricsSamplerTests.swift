@@ -4,6 +4,7 @@ import MetricsTestKit
 import PortRunLoopKit
 import PortRunLoopMetrics
 import Testing
+import PortRunLoopTestSupport
 
 /// `LoopMetricsSampler.sample()`: differences to counters, current values to gauges.
 @Suite(.timeLimit(.minutes(1))) struct LoopMetricsSamplerTests {

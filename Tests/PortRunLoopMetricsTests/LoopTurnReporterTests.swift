@@ -3,6 +3,7 @@ import MetricsTestKit
 import PortRunLoopKit
 import PortRunLoopMetrics
 import Testing
+import PortRunLoopTestSupport
 
 /// `LoopTurnReporter`: per-turn timers and counters by kind, labelled with the loop's name.
 @Suite(.timeLimit(.minutes(1))) struct LoopTurnReporterTests {

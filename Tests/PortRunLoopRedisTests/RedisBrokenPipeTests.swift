@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PortRunLoopTestSupport
 
 /// A process with a Redis center survives writes to a connection the server closed: SIGPIPE is
 /// ignored once the center exists (it had its default action before), checked in a real process.

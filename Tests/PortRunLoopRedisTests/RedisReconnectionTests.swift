@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// The server going away and coming back: an absent server is a typed error at once, a lost one is
 /// reported and reconnected with back-off, subscriptions are restored, and posts made meanwhile are

@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// Posting and observing through a private redis-server within one process: typed userInfo, the
 /// chosen delivery thread, object filtering, any-name observations, removal.

@@ -4,52 +4,7 @@ import PortRunLoopKit
 import PortRunLoopRedis
 import Logging
 import Testing
-
-/// A lock-protected value on `NSLock`, which ThreadSanitizer sees.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value // guarded by `lock`
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// Collects values from handlers and lets a test wait for a condition on them, bounded in time.
-final class Collector<Element: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var items: [Element] = [] // guarded by `condition`
-
-    func append(_ element: Element) {
-        condition.lock()
-        items.append(element)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    var values: [Element] {
-        condition.lock(); defer { condition.unlock() }
-        return items
-    }
-
-    /// Waits until at least `count` values arrived, at most `seconds`.
-    @discardableResult
-    func wait(for count: Int, seconds: Double = 20) -> Bool {
-        wait(seconds: seconds) { $0.count >= count }
-    }
-
-    /// Waits until `predicate` holds for the values, at most `seconds`.
-    @discardableResult
-    func wait(seconds: Double = 20, until predicate: ([Element]) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock(); defer { condition.unlock() }
-        while !predicate(items) {
-            if !condition.wait(until: deadline) { return predicate(items) }
-        }
-        return true
-    }
-}
+import PortRunLoopTestSupport
 
 /// Paths of the Redis tools (installed by Scripts/install-deps.sh).
 enum RedisTools {

@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// Notifications between real processes of the package (RedisNotificationProbe) through a private
 /// redis-server: a round trip through an echoing process, and two posting processes' streams, each

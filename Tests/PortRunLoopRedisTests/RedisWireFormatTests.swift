@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// The documented channels and payload, checked with the reference client: `redis-cli PUBLISH`
 /// posts to our observers, `redis-cli SUBSCRIBE` sees what we post, and a payload that is not an

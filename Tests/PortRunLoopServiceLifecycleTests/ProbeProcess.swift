@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import PortRunLoopTestSupport
 
 /// The `ServiceLifecycleProbe` program (Sources/ServiceLifecycleProbe), which `swift build` /
 /// `swift test` build next to the test bundle, started with its standard output on a pipe that a

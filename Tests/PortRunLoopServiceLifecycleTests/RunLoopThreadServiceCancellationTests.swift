@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopServiceLifecycle
 import ServiceLifecycle
 import Testing
+import PortRunLoopTestSupport
 
 /// Cancelling the task that runs a `RunLoopThreadService` (directly, or through its group) stops
 /// the thread by its stop rule, skips the drain, and `run()` returns without an error.

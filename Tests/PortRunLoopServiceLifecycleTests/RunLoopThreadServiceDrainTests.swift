@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopServiceLifecycle
 import ServiceLifecycle
 import Testing
+import PortRunLoopTestSupport
 
 /// `RunLoopThreadService.Drain`: `.queuedWork` stops at once (the stop rule), `.untilIdle` first
 /// keeps the loop running until a round trip finds it idle, or until its timeout.

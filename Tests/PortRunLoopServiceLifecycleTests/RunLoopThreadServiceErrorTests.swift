@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopServiceLifecycle
 import ServiceLifecycle
 import Testing
+import PortRunLoopTestSupport
 
 /// What a `RunLoopThreadService` reports as an error: a thread that could not start, a thread that
 /// ended before the service was asked to stop it, and a second run.

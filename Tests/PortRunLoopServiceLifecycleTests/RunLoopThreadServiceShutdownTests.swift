@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopServiceLifecycle
 import ServiceLifecycle
 import Testing
+import PortRunLoopTestSupport
 
 /// Graceful shutdown of a `ServiceGroup` stops the service's `RunLoopThread` by its stop rule —
 /// everything queued before the stop is handled, then the loop shuts down — and `run()` returns

@@ -2,33 +2,7 @@ import Foundation
 import Logging
 import PortRunLoopKit
 import ServiceLifecycle
-
-/// A lock-protected value on `NSLock`, which ThreadSanitizer sees (`Synchronization.Mutex` is a
-/// futex inside the uninstrumented stdlib on Linux: false reports).
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value // guarded by `lock`
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock(); defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// A thread-safe list, for recording what handlers saw.
-final class Recorder<Element: Sendable>: Sendable {
-    private let items = Locked<[Element]>([])
-    func append(_ element: Element) { items.withLock { $0.append(element) } }
-    var values: [Element] { items.withLock { $0 } }
-}
-
-/// A one-shot signal with a bounded wait, for "this happened on the other thread" checks.
-final class Signal: Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    func fire() { semaphore.signal() }
-    /// Waits at most `seconds` (a safety bound against hangs: tests never rely on it for ordering).
-    func wait(seconds: Double = 30) -> Bool { semaphore.wait(timeout: .now() + seconds) == .success }
-}
+import PortRunLoopTestSupport
 
 /// Parks `thread`'s loop in a nested run of a private mode that nothing but a stop ends (a port
 /// keeps the mode non-empty), and returns once it is there. Work queued meanwhile in the common

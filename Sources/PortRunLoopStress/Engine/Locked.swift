@@ -10,12 +10,12 @@ import Glibc
 /// they use this instead.
 ///
 /// Thread-safety: fully thread-safe; that is its purpose.
-public final class Locked<Value>: @unchecked Sendable {
+final class Locked<Value>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var value: Value // guarded by `mutex`
 
     /// Thread-safety: any thread.
-    public init(_ value: Value) {
+    init(_ value: Value) {
         self.value = value
         let rc = pthread_mutex_init(mutex, nil)
         precondition(rc == 0, "Locked: pthread_mutex_init failed, errno \(rc)")
@@ -30,7 +30,7 @@ public final class Locked<Value>: @unchecked Sendable {
     ///
     /// Thread-safety: any thread; not re-entrant.
     @discardableResult
-    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
@@ -39,5 +39,5 @@ public final class Locked<Value>: @unchecked Sendable {
     /// A copy of the value.
     ///
     /// Thread-safety: any thread.
-    public var snapshot: Value { withLock { $0 } }
+    var snapshot: Value { withLock { $0 } }
 }

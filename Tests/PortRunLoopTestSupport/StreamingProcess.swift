@@ -1,18 +1,23 @@
 import Foundation
 import Testing
 
-/// A child process (a probe, `dbus-monitor`) whose output is collected as it comes; killed by
-/// ``stop()`` if still running.
-final class StreamingProcess: @unchecked Sendable {
-    private let process = Process()
+/// A child process whose output (stdout and stderr) is collected as it comes, so a test can wait
+/// for a line; stopped by ``stop()`` (SIGKILL, waited for), and killed when released.
+///
+/// Thread-safety: `Sendable`; `text` is guarded by `condition`, `stopped` by its own lock.
+public final class StreamingProcess: @unchecked Sendable {
+    /// The process.
+    public let process = Process()
     private let condition = NSCondition()
     private var text = "" // guarded by `condition`
     private let exited = DispatchSemaphore(value: 0)
     /// Signalled once the reader has seen the end of the output (the last chunk is in `text`).
     private let drained = DispatchSemaphore(value: 0)
+    private let stopped = Locked(false)
 
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = executable
+    /// Starts `path` with `arguments`, and `environment` added to this process's environment.
+    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -24,12 +29,13 @@ final class StreamingProcess: @unchecked Sendable {
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
         let reader = pipe.fileHandleForReading
-        Thread.detachNewThread { [self] in
+        let drained = self.drained
+        Thread.detachNewThread { [condition] in
             while true {
                 let chunk = reader.availableData
                 if chunk.isEmpty { break }
                 condition.lock()
-                text += String(decoding: chunk, as: UTF8.self)
+                self.append(String(decoding: chunk, as: UTF8.self))
                 condition.broadcast()
                 condition.unlock()
             }
@@ -37,13 +43,19 @@ final class StreamingProcess: @unchecked Sendable {
         }
     }
 
-    var output: String {
+    private func append(_ chunk: String) { text += chunk } // called with `condition` locked
+
+    /// Everything the process wrote so far.
+    public var output: String {
         condition.lock(); defer { condition.unlock() }
         return text
     }
 
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+
     /// Waits until the output contains `needle`, at most `seconds`.
-    func wait(for needle: String, seconds: Double) -> Bool {
+    public func wait(for needle: String, seconds: Double = 20) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock(); defer { condition.unlock() }
         while !text.contains(needle) {
@@ -52,22 +64,22 @@ final class StreamingProcess: @unchecked Sendable {
         return true
     }
 
-    /// `dbus-monitor` on a private bus, for signals matching `rule`.
-    static func monitor(address: String, rule: String) throws -> StreamingProcess {
-        try StreamingProcess(URL(fileURLWithPath: "/usr/bin/dbus-monitor"), ["--address", address, rule])
-    }
-
-    /// Waits for the process to exit, at most `seconds`; its status, or nil on timeout.
-    func waitForExit(seconds: Double) -> Int32? {
+    /// Waits for the process to exit on its own, at most `seconds`; its status, or nil if it did not.
+    public func waitForExit(seconds: Double) -> Int32? {
         guard exited.wait(timeout: .now() + seconds) == .success else { return nil }
-        exited.signal()
+        exited.signal() // keep it signalled for stop()
         // The output's last chunk may still be on its way to the reader: wait for the end of it.
         if drained.wait(timeout: .now() + 5) == .success { drained.signal() }
         return process.terminationStatus
     }
 
-    func stop() {
+    /// Kills the process (SIGKILL) and waits for it. Idempotent.
+    public func stop() {
+        guard stopped.withLock({ state in defer { state = true }; return !state }) else { return }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        _ = exited.wait(timeout: .now() + 5)
+        if exited.wait(timeout: .now() + 5) == .timedOut { Issue.record("\(process.executableURL?.path ?? "?") did not exit within 5 s of SIGKILL") }
+        exited.signal()
     }
+
+    deinit { stop() }
 }
