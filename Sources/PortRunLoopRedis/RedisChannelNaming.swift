@@ -10,9 +10,13 @@ enum RedisChannelNaming {
 
     static func channel(for name: String) -> String { prefix + name }
 
-    /// The notification name a channel carries, or nil for a channel outside the prefix.
-    static func name(ofChannel channel: String) -> String? {
-        guard channel.hasPrefix(prefix) else { return nil }
-        return String(channel.dropFirst(prefix.count))
+    /// The notification name a channel's bytes carry (possibly empty), or nil for a channel outside
+    /// the prefix or a name that is not UTF-8.
+    static func name(ofChannel channel: UnsafeRawBufferPointer) -> String? {
+        let prefixLength = prefix.utf8.count
+        guard channel.count >= prefixLength,
+              prefix.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: channel[..<prefixLength])) else { return nil }
+        return String(validating: UnsafeRawBufferPointer(rebasing: channel[prefixLength...]).assumingMemoryBound(to: UInt8.self),
+                      as: UTF8.self)
     }
 }

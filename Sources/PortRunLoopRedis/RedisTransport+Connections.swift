@@ -56,7 +56,7 @@ extension RedisTransport: RedisConnectionOwner {
         state.dropReported = false
         let kept = state.buffered
         state.buffered.removeAll()
-        for item in kept { send(item) }
+        send(kept)
         let recovered = state.lossReported
         state.lossReported = false
         shared.withLock { shared in
@@ -166,20 +166,16 @@ enum RedisReply {
         return String(decoding: UnsafeRawBufferPointer(start: text, count: reply.len), as: UTF8.self)
     }
 
-    static func data(_ reply: redisReply) -> Data? {
+    /// The bytes of a string reply (valid while hiredis holds the reply).
+    static func bytes(_ reply: redisReply) -> UnsafeRawBufferPointer? {
         guard reply.type == REDIS_REPLY_STRING, let text = reply.str else { return nil }
-        return Data(bytes: text, count: reply.len)
+        return UnsafeRawBufferPointer(start: text, count: reply.len)
     }
 
-    /// The elements of an array reply.
-    static func elements(_ reply: redisReply) -> [redisReply]? {
-        guard reply.type == REDIS_REPLY_ARRAY, let element = reply.element else { return nil }
-        var out: [redisReply] = []
-        out.reserveCapacity(reply.elements)
-        for index in 0..<reply.elements {
-            guard let item = element[index] else { return nil }
-            out.append(item.pointee)
-        }
-        return out
+    /// Whether `bytes` are `text`'s.
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return memcmp(base, text.utf8Start, bytes.count) == 0
     }
 }
