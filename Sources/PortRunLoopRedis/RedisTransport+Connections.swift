@@ -135,8 +135,16 @@ extension RedisTransport: RedisConnectionOwner {
         }
     }
 
+    /// hiredis' read returned: what it decoded is delivered now when the loop runs a common mode
+    /// (a short round trip: no queued block in between), or from a queued block otherwise (a
+    /// caller waiting on the loop's thread for the server, in the private mode, gets nothing).
     func connectionFinishedReading(_ connection: RedisConnection) {
-        scheduleDrain()
+        guard !loopState.inbox.isEmpty else { return }
+        if loop.currentMode != Self.waitMode {
+            drain()
+        } else {
+            scheduleDrain()
+        }
     }
 
     private func publisherReplied(_ connection: RedisConnection, _ reply: redisReply) {

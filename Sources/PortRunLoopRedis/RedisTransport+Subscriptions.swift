@@ -209,8 +209,8 @@ extension RedisTransport {
         loop.perform { [self] in drain() }
     }
 
-    /// Delivers what the inbox holds, in arrival order (loop thread).
-    private func drain() {
+    /// Delivers what the inbox holds, in arrival order (loop thread, outside hiredis' calls).
+    func drain() {
         let state = loopState
         state.drainScheduled = false
         var messages = state.spareInbox
