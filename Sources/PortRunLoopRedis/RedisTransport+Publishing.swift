@@ -36,7 +36,8 @@ extension RedisTransport {
     /// Publishes every queued post, in queue order (loop thread): one batch, written at once.
     func publishQueued() {
         let state = loopState
-        var batch = state.spareBatch
+        var batch: [PendingPublish] = []
+        swap(&batch, &state.spareBatch) // uniquely referenced, so the queue appends in place
         postQueue.withLock { queue in
             swap(&batch, &queue.items)
             queue.scheduled = false

@@ -192,7 +192,7 @@ extension RedisTransport {
     /// Decodes one message into the inbox (loop thread, inside hiredis: the bytes are valid until
     /// it returns).
     private func receive(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
-        switch RedisWireFormat.envelope(channel: channel, payload: payload) {
+        switch RedisWireFormat.envelope(channel: channel, payload: payload, names: &loopState.channelNames) {
         case .success(let envelope):
             loopState.inbox.append(.notification(envelope))
         case .failure(let reason):
@@ -213,7 +213,8 @@ extension RedisTransport {
     func drain() {
         let state = loopState
         state.drainScheduled = false
-        var messages = state.spareInbox
+        var messages: [IncomingMessage] = []
+        swap(&messages, &state.spareInbox) // uniquely referenced, so the inbox appends in place
         swap(&messages, &state.inbox)
         defer {
             messages.removeAll(keepingCapacity: true)

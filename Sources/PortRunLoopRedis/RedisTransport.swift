@@ -78,6 +78,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var inbox: [IncomingMessage] = []
         /// The inbox's previous storage, swapped back in by the next drain.
         var spareInbox: [IncomingMessage] = []
+        /// The last channel's name, reused while messages keep coming on that channel.
+        var channelNames = RedisChannelNaming.NameCache()
         var drainScheduled = false
 
         init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }

@@ -55,9 +55,11 @@ enum RedisWireFormat {
         }
     }
 
-    /// A received message on `channel`: the envelope, or why it is not one.
-    static func envelope(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> Result<NotificationEnvelope, MalformedPayload> {
-        guard let name = RedisChannelNaming.name(ofChannel: channel) else {
+    /// A received message on `channel`: the envelope, or why it is not one (`names` keeps the
+    /// last channel's name).
+    static func envelope(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                         names: inout RedisChannelNaming.NameCache) -> Result<NotificationEnvelope, MalformedPayload> {
+        guard let name = names.name(ofChannel: channel) else {
             return .failure(.channel(String(decoding: channel, as: UTF8.self)))
         }
         guard !name.isEmpty else { return .failure(.emptyName) }
