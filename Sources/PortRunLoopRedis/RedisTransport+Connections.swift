@@ -73,6 +73,7 @@ extension RedisTransport: RedisConnectionOwner {
     }
 
     func connectionEnded(_ connection: RedisConnection, reason: String, wasOpen: Bool) {
+        countConfirmed()
         let state = loopState
         let isPublisher = connection === state.publisher
         guard isPublisher || connection === state.subscriber else { return } // already handled
@@ -139,6 +140,7 @@ extension RedisTransport: RedisConnectionOwner {
     /// (a short round trip: no queued block in between), or from a queued block otherwise (a
     /// caller waiting on the loop's thread for the server, in the private mode, gets nothing).
     func connectionFinishedReading(_ connection: RedisConnection) {
+        countConfirmed()
         guard !loopState.inbox.isEmpty else { return }
         if loop.currentMode != Self.waitMode {
             drain()
@@ -147,10 +149,24 @@ extension RedisTransport: RedisConnectionOwner {
         }
     }
 
+    /// Adds the PUBLISH replies read since the last count to the metrics.
+    private func countConfirmed() {
+        let confirmed = loopState.confirmedUncounted
+        guard confirmed > 0 else { return }
+        loopState.confirmedUncounted = 0
+        shared.withLock { $0.metrics.publishConfirmed += confirmed }
+    }
+
     private func publisherReplied(_ connection: RedisConnection, _ reply: redisReply) {
         connection.noteReply()
+        if reply.type == REDIS_REPLY_INTEGER {
+            // Counted per read, not per reply (``connectionFinishedReading(_:)``).
+            loopState.confirmedUncounted += 1
+            return
+        }
         if reply.type == REDIS_REPLY_STATUS, RedisReply.string(reply) == "PONG" {
-            // A flush's PING: every PUBLISH sent before it has been answered.
+            // A flush's PING: every PUBLISH sent before it has been answered (and is counted).
+            countConfirmed()
             if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
             return
         }

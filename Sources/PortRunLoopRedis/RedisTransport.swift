@@ -80,6 +80,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var spareInbox: [IncomingMessage] = []
         /// The last channel's name, reused while messages keep coming on that channel.
         var channelNames = RedisChannelNaming.NameCache()
+        /// PUBLISH replies read and not yet added to the metrics.
+        var confirmedUncounted = 0
         var drainScheduled = false
 
         init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }
