@@ -35,7 +35,8 @@ extension RedisBinaryPayload {
             let count = try self.count(minimumBytesEach: 5)
             var userInfo: [AnyHashable: Any]?
             if count > 0 {
-                var entries = [AnyHashable: Any](minimumCapacity: count)
+                var entries: [AnyHashable: Any] = [:]
+                entries.reserveCapacity(count)
                 for _ in 0..<count {
                     let key = try string()
                     let value = try self.value(depth: 0)
@@ -73,7 +74,8 @@ extension RedisBinaryPayload {
             case Tag.dictionary:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 5)
-                var entries = [String: Any](minimumCapacity: count)
+                var entries: [String: Any] = [:]
+                entries.reserveCapacity(count)
                 for _ in 0..<count {
                     let key = try string()
                     guard entries.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
@@ -124,8 +126,15 @@ extension RedisBinaryPayload {
 
         private mutating func string() throws(MalformedPayload) -> String {
             let at = offset
-            let region = try span(try length())
-            guard let string = String(validating: region.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
+            let utf8 = try span(try length()).assumingMemoryBound(to: UInt8.self)
+            // ASCII (the common case) is valid UTF-8 as it is: made without the generic validator.
+            var ascii = true
+            for byte in utf8 where byte >= 0x80 {
+                ascii = false
+                break
+            }
+            if ascii { return String(decoding: utf8, as: UTF8.self) }
+            guard let string = String(validating: utf8, as: UTF8.self) else {
                 throw .binary("a string at byte \(at) is not UTF-8")
             }
             return string
