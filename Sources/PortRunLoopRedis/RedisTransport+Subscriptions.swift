@@ -221,20 +221,22 @@ extension RedisTransport {
             state.spareInbox = messages
         }
         guard !messages.isEmpty, !isClosed else { return }
-        let delegate = delegate
+        // Counted before delivery: an observer that sees a notification sees the counts of
+        // everything read before it.
         var malformed = 0
+        for case .malformed in messages { malformed += 1 }
+        shared.withLock { shared in
+            shared.metrics.received += messages.count
+            shared.metrics.malformed += malformed
+        }
+        let delegate = delegate
         for message in messages {
             switch message {
             case .notification(let envelope):
                 delegate?.transportReceived(envelope)
             case .malformed(let channel, let reason):
-                malformed += 1
                 delegate?.transportDroppedMalformed(from: "Redis channel \(channel)", reason: "\(reason)")
             }
-        }
-        shared.withLock { shared in
-            shared.metrics.received += messages.count
-            shared.metrics.malformed += malformed
         }
     }
 }
