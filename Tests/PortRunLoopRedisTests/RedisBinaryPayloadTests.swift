@@ -79,6 +79,19 @@ import Testing
         observation.remove()
     }
 
+    @Test func aPostOverTheSizeLimitIsATypedErrorAndNothingIsSent() throws {
+        let fixture = try RedisFixture()
+        defer { fixture.shutDown() }
+        #expect {
+            try fixture.center.post(name: .init("huge"), userInfo: ["blob": Data(count: 16 << 20)])
+        } throws: { error in
+            guard case BusNotificationError.unsupportedUserInfoValue = error else { return false }
+            return true
+        }
+        try fixture.center.flushRedisPosts()
+        #expect(fixture.center.redisMetrics?.published == 0)
+    }
+
     @Test func theJSONFormIsStillReadAndCanBePosted() throws {
         let server = try RedisServer()
         var endpoint = server.endpoint
