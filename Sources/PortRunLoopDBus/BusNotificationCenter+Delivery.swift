@@ -112,6 +112,11 @@ extension BusNotificationCenter: TransportDelegate {
     func deliver(_ envelope: NotificationEnvelope, to record: BusObservationRecord) {
         switch record.target {
         case .handler(let loop, let handler):
+            if loop.isCurrentThread {
+                // Inline, as run(on:for:) would, without making a closure for it.
+                if record.isActive { handler(envelope.notification) }
+                return
+            }
             run(on: loop, for: record) { handler(envelope.notification) }
         case .observer(let loop, let box, let handler):
             run(on: loop, for: record) { [weak self] in

@@ -189,12 +189,17 @@ public final class BusNotificationCenter: @unchecked Sendable {
 
     static func validate(name: String) throws(BusNotificationError) {
         if name.isEmpty { throw .invalidName("empty") }
-        if name.utf8.contains(0) { throw .invalidName("contains NUL") }
+        if containsNUL(name) { throw .invalidName("contains NUL") }
         if name.utf8.count > maximumNameLength { throw .invalidName("longer than \(maximumNameLength) bytes") }
     }
 
+    /// Whether `text` holds a NUL byte (a native string's bytes are scanned in place).
+    private static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? text.utf8.contains(0)
+    }
+
     static func validate(object: String) throws(BusNotificationError) {
-        if object.utf8.contains(0) { throw .invalidObject("contains NUL") }
+        if containsNUL(object) { throw .invalidObject("contains NUL") }
         if object.utf8.count > maximumNameLength { throw .invalidObject("longer than \(maximumNameLength) bytes") }
     }
 

@@ -32,6 +32,11 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var disconnectedPostLimit: Int
+    /// The form of the payloads this center posts (``RedisPayloadFormat/binary`` unless set;
+    /// ``RedisPayloadFormat/json`` for `redis-cli` readers). Received payloads may be either.
+    ///
+    /// Thread-safety: a value type.
+    public var payloadFormat: RedisPayloadFormat = .binary
 
     /// The default ``disconnectedPostLimit``.
     ///

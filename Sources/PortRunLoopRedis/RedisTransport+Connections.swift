@@ -56,7 +56,7 @@ extension RedisTransport: RedisConnectionOwner {
         state.dropReported = false
         let kept = state.buffered
         state.buffered.removeAll()
-        for item in kept { send(item) }
+        send(kept)
         let recovered = state.lossReported
         state.lossReported = false
         shared.withLock { shared in
@@ -73,6 +73,7 @@ extension RedisTransport: RedisConnectionOwner {
     }
 
     func connectionEnded(_ connection: RedisConnection, reason: String, wasOpen: Bool) {
+        countConfirmed()
         let state = loopState
         let isPublisher = connection === state.publisher
         guard isPublisher || connection === state.subscriber else { return } // already handled
@@ -135,14 +136,37 @@ extension RedisTransport: RedisConnectionOwner {
         }
     }
 
+    /// hiredis' read returned: what it decoded is delivered now when the loop runs a common mode
+    /// (a short round trip: no queued block in between), or from a queued block otherwise (a
+    /// caller waiting on the loop's thread for the server, in the private mode, gets nothing).
     func connectionFinishedReading(_ connection: RedisConnection) {
-        scheduleDrain()
+        countConfirmed()
+        guard !loopState.inbox.isEmpty else { return }
+        if loop.currentMode != Self.waitMode {
+            drain()
+        } else {
+            scheduleDrain()
+        }
+    }
+
+    /// Adds the PUBLISH replies read since the last count to the metrics.
+    private func countConfirmed() {
+        let confirmed = loopState.confirmedUncounted
+        guard confirmed > 0 else { return }
+        loopState.confirmedUncounted = 0
+        shared.withLock { $0.metrics.publishConfirmed += confirmed }
     }
 
     private func publisherReplied(_ connection: RedisConnection, _ reply: redisReply) {
         connection.noteReply()
+        if reply.type == REDIS_REPLY_INTEGER {
+            // Counted per read, not per reply (``connectionFinishedReading(_:)``).
+            loopState.confirmedUncounted += 1
+            return
+        }
         if reply.type == REDIS_REPLY_STATUS, RedisReply.string(reply) == "PONG" {
-            // A flush's PING: every PUBLISH sent before it has been answered.
+            // A flush's PING: every PUBLISH sent before it has been answered (and is counted).
+            countConfirmed()
             if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
             return
         }
@@ -166,20 +190,16 @@ enum RedisReply {
         return String(decoding: UnsafeRawBufferPointer(start: text, count: reply.len), as: UTF8.self)
     }
 
-    static func data(_ reply: redisReply) -> Data? {
+    /// The bytes of a string reply (valid while hiredis holds the reply).
+    static func bytes(_ reply: redisReply) -> UnsafeRawBufferPointer? {
         guard reply.type == REDIS_REPLY_STRING, let text = reply.str else { return nil }
-        return Data(bytes: text, count: reply.len)
+        return UnsafeRawBufferPointer(start: text, count: reply.len)
     }
 
-    /// The elements of an array reply.
-    static func elements(_ reply: redisReply) -> [redisReply]? {
-        guard reply.type == REDIS_REPLY_ARRAY, let element = reply.element else { return nil }
-        var out: [redisReply] = []
-        out.reserveCapacity(reply.elements)
-        for index in 0..<reply.elements {
-            guard let item = element[index] else { return nil }
-            out.append(item.pointee)
-        }
-        return out
+    /// Whether `bytes` are `text`'s.
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard bytes.count == text.utf8CodeUnitCount else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return memcmp(base, text.utf8Start, bytes.count) == 0
     }
 }

@@ -2,48 +2,94 @@
 import PortRunLoopKit
 
 extension RedisTransport {
-    /// Encodes on the calling thread (a typed error for bad input) and publishes from the loop.
-    /// Not ready (the connection down or being restored): kept, up to the endpoint's limit.
+    /// Encodes the whole PUBLISH command on the calling thread (a typed error for bad input) and
+    /// publishes from the loop. From another thread the command joins the post queue: the first
+    /// post of a batch rings the loop once (one `perform`), and the loop takes every queued command
+    /// at once (``publishQueued()``). Not ready (the connection down or being restored): kept, up
+    /// to the endpoint's limit.
     func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
-        let payload = try RedisWireFormat.payload(for: envelope, sender: localName ?? "")
+        let item = try PendingPublish(envelope, sender: localName ?? "", format: endpoint.payloadFormat)
         guard !isClosed else { throw .disconnected }
-        let item = PendingPublish(channel: Array(RedisChannelNaming.channel(for: envelope.name).utf8), payload: Array(payload))
         if loop.isCurrentThread {
-            publish(item)
-        } else if !loop.perform({ self.publish(item) }) {
+            // Whatever other threads queued before stays ahead of this post.
+            publishQueued()
+            publish(CollectionOfOne(item))
+            return
+        }
+        let ring = postQueue.withLock { queue -> Bool in
+            queue.items.append(item)
+            defer { queue.scheduled = true }
+            return !queue.scheduled
+        }
+        guard ring else { return }
+        if !loop.perform({ self.publishQueued() }) {
+            // The loop is shut down: nothing queued will go out. The others' posts already returned.
+            let lost = postQueue.withLock { queue -> Int in
+                defer { queue = PostQueue() }
+                return queue.items.count
+            }
+            if lost > 1 { shared.withLock { $0.metrics.droppedWhileDisconnected += lost - 1 } }
             throw .disconnected
         }
     }
 
-    /// Publishes `item` now, or keeps it for the reconnection (loop thread).
-    private func publish(_ item: PendingPublish) {
+    /// Publishes every queued post, in queue order (loop thread): one batch, written at once.
+    func publishQueued() {
+        let state = loopState
+        var batch: [PendingPublish] = []
+        swap(&batch, &state.spareBatch) // uniquely referenced, so the queue appends in place
+        postQueue.withLock { queue in
+            swap(&batch, &queue.items)
+            queue.scheduled = false
+        }
+        if !batch.isEmpty { publish(batch) }
+        batch.removeAll(keepingCapacity: true)
+        state.spareBatch = batch
+    }
+
+    /// Publishes `items` now, or keeps them for the reconnection (loop thread). Every PUBLISH is
+    /// appended to hiredis' output before it writes, so a batch leaves in one write.
+    private func publish(_ items: some Collection<PendingPublish>) {
         let state = loopState
         guard !isClosed else { return }
         if state.ready {
-            send(item)
+            send(items)
             return
         }
-        if state.buffered.count < endpoint.disconnectedPostLimit {
-            state.buffered.append(item)
-            let count = state.buffered.count
-            shared.withLock { $0.metrics.bufferedWhileDisconnected = count }
-            return
+        var kept = 0, dropped = 0
+        for item in items {
+            if state.buffered.count < endpoint.disconnectedPostLimit {
+                state.buffered.append(item)
+                kept += 1
+            } else {
+                dropped += 1
+            }
         }
-        shared.withLock { $0.metrics.droppedWhileDisconnected += 1 }
-        if !state.dropReported {
+        let count = state.buffered.count
+        shared.withLock { shared in
+            if kept > 0 { shared.metrics.bufferedWhileDisconnected = count }
+            shared.metrics.droppedWhileDisconnected += dropped
+        }
+        if dropped > 0, !state.dropReported {
             state.dropReported = true
             logger.warning("Redis connection down and the post buffer is full; posts are dropped until it is back",
                            metadata: ["endpoint": "\(endpoint)", "limit": "\(endpoint.disconnectedPostLimit)"])
         }
     }
 
-    /// PUBLISH on the publishing connection (ready).
-    func send(_ item: PendingPublish) {
-        guard let publisher = loopState.publisher, publisher.send([Array("PUBLISH".utf8), item.channel, item.payload]) else {
-            shared.withLock { $0.metrics.droppedWhileDisconnected += 1 } // hiredis refused: the context is going away
-            return
+    /// PUBLISH on the publishing connection (ready; loop thread): every command appended, then
+    /// written at once; counted once.
+    func send(_ items: some Collection<PendingPublish>) {
+        var sent = 0
+        if let publisher = loopState.publisher {
+            publisher.batchingWrites {
+                for item in items where publisher.send(formatted: item) { sent += 1 }
+            }
         }
-        shared.withLock { $0.metrics.published += 1 }
+        shared.withLock { shared in
+            shared.metrics.published += sent
+            shared.metrics.droppedWhileDisconnected += items.count - sent // hiredis refused: the context is going away
+        }
     }
 
     /// Waits until the server has answered every post this transport made before the call (a PING
@@ -52,6 +98,8 @@ extension RedisTransport {
         guard !isClosed else { throw .disconnected }
         let waiter = LoopWaiter()
         let queued = onLoop { transport in
+            // Posts queued by other threads go out ahead of the PING.
+            transport.publishQueued()
             let state = transport.loopState
             guard state.ready, let publisher = state.publisher, publisher.send([Array("PING".utf8)]) else {
                 waiter.finish(.failure(.disconnected))

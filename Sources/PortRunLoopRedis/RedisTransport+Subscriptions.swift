@@ -154,32 +154,49 @@ extension RedisTransport {
     // MARK: Receiving
 
     /// A reply or push on the subscribed connection (loop thread, inside hiredis): confirmations
-    /// are applied at once; messages are copied into the inbox for the drain.
+    /// are applied at once; messages are decoded straight from hiredis' reply (the envelope
+    /// observers receive, or why it is malformed) into the inbox for the drain.
     func subscriberReceived(_ connection: RedisConnection, _ reply: redisReply) {
-        guard let elements = RedisReply.elements(reply), elements.count >= 3, let kind = RedisReply.string(elements[0]) else {
+        guard reply.type == REDIS_REPLY_ARRAY, reply.elements >= 3, let elements = reply.element,
+              let kindReply = elements[0]?.pointee, let kind = RedisReply.bytes(kindReply) else {
             if reply.type == REDIS_REPLY_ERROR {
                 connection.noteReply()
                 logger.warning("Redis refused a subscription", metadata: ["error": "\(RedisReply.string(reply) ?? "")"])
             }
             return
         }
-        switch kind {
-        case "message":
-            guard let channel = RedisReply.string(elements[1]), let payload = RedisReply.data(elements[2]) else { return }
-            loopState.inbox.append(IncomingMessage(channel: channel, payload: payload))
-        case "pmessage":
-            guard elements.count >= 4, let channel = RedisReply.string(elements[2]), let payload = RedisReply.data(elements[3]) else { return }
+        if RedisReply.equals(kind, "message") {
+            guard let channel = elements[1].flatMap({ RedisReply.bytes($0.pointee) }),
+                  let payload = elements[2].flatMap({ RedisReply.bytes($0.pointee) }) else { return }
+            receive(channel: channel, payload: payload)
+        } else if RedisReply.equals(kind, "pmessage") {
+            guard reply.elements >= 4, let channel = elements[2].flatMap({ RedisReply.bytes($0.pointee) }),
+                  let payload = elements[3].flatMap({ RedisReply.bytes($0.pointee) }) else { return }
             // The server sent this message to the channel's own subscription just before: once is enough.
-            if loopState.subscriptions[.channel(channel)]?.atServer == true { return }
-            loopState.inbox.append(IncomingMessage(channel: channel, payload: payload))
-        case "subscribe", "unsubscribe":
+            let channelName = String(decoding: channel, as: UTF8.self)
+            if loopState.subscriptions[.channel(channelName)]?.atServer == true { return }
+            receive(channel: channel, payload: payload)
+        } else if RedisReply.equals(kind, "subscribe") || RedisReply.equals(kind, "unsubscribe") {
             connection.noteReply()
-            if let channel = RedisReply.string(elements[1]) { confirmed(.channel(channel), subscribed: kind == "subscribe") }
-        case "psubscribe", "punsubscribe":
+            if let channel = elements[1].flatMap({ RedisReply.string($0.pointee) }) {
+                confirmed(.channel(channel), subscribed: RedisReply.equals(kind, "subscribe"))
+            }
+        } else if RedisReply.equals(kind, "psubscribe") || RedisReply.equals(kind, "punsubscribe") {
             connection.noteReply()
-            if let pattern = RedisReply.string(elements[1]) { confirmed(.pattern(pattern), subscribed: kind == "psubscribe") }
-        default:
-            break
+            if let pattern = elements[1].flatMap({ RedisReply.string($0.pointee) }) {
+                confirmed(.pattern(pattern), subscribed: RedisReply.equals(kind, "psubscribe"))
+            }
+        }
+    }
+
+    /// Decodes one message into the inbox (loop thread, inside hiredis: the bytes are valid until
+    /// it returns).
+    private func receive(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) {
+        switch RedisWireFormat.envelope(channel: channel, payload: payload, names: &loopState.channelNames) {
+        case .success(let envelope):
+            loopState.inbox.append(.notification(envelope))
+        case .failure(let reason):
+            loopState.inbox.append(.malformed(channel: String(decoding: channel, as: UTF8.self), reason: reason))
         }
     }
 
@@ -192,27 +209,34 @@ extension RedisTransport {
         loop.perform { [self] in drain() }
     }
 
-    /// Decodes and delivers what the inbox holds, in arrival order (loop thread).
-    private func drain() {
+    /// Delivers what the inbox holds, in arrival order (loop thread, outside hiredis' calls).
+    func drain() {
         let state = loopState
         state.drainScheduled = false
-        let messages = state.inbox
-        state.inbox.removeAll(keepingCapacity: true)
-        guard !messages.isEmpty, !isClosed else { return }
-        let delegate = delegate
-        var malformed = 0
-        for message in messages {
-            switch RedisWireFormat.envelope(from: message.payload, channel: message.channel) {
-            case .success(let (envelope, _)):
-                delegate?.transportReceived(envelope)
-            case .failure(let reason):
-                malformed += 1
-                delegate?.transportDroppedMalformed(from: "Redis channel \(message.channel)", reason: "\(reason)")
-            }
+        var messages: [IncomingMessage] = []
+        swap(&messages, &state.spareInbox) // uniquely referenced, so the inbox appends in place
+        swap(&messages, &state.inbox)
+        defer {
+            messages.removeAll(keepingCapacity: true)
+            state.spareInbox = messages
         }
+        guard !messages.isEmpty, !isClosed else { return }
+        // Counted before delivery: an observer that sees a notification sees the counts of
+        // everything read before it.
+        var malformed = 0
+        for case .malformed in messages { malformed += 1 }
         shared.withLock { shared in
             shared.metrics.received += messages.count
             shared.metrics.malformed += malformed
+        }
+        let delegate = delegate
+        for message in messages {
+            switch message {
+            case .notification(let envelope):
+                delegate?.transportReceived(envelope)
+            case .malformed(let channel, let reason):
+                delegate?.transportDroppedMalformed(from: "Redis channel \(channel)", reason: "\(reason)")
+            }
         }
     }
 }

@@ -5,12 +5,13 @@ import Logging
 import PortRunLoopKit
 
 /// The Redis transport: notifications as Redis pub/sub messages (one channel per name,
-/// ``RedisChannelNaming``; a JSON payload, ``RedisWireFormat``), over two hiredis async
+/// ``RedisChannelNaming``; a binary or JSON payload, ``RedisWireFormat``), over two hiredis async
 /// connections run by one ``PortRunLoop`` on its thread — one that publishes, one that is
 /// subscribed (a subscribed Redis connection can issue nothing but (un)subscriptions).
 ///
-/// - Posting encodes on the caller's thread and publishes from the loop, in call order per calling
-///   thread. While the connection is down, posts are kept (up to
+/// - Posting encodes the whole PUBLISH command on the caller's thread and publishes from the loop,
+///   in call order per calling thread; posts from other threads are batched (one wake-up of the
+///   loop per batch, one write per batch). While the connection is down, posts are kept (up to
 ///   ``RedisEndpoint/disconnectedPostLimit``, then dropped and counted) and sent once it is back.
 /// - Subscribing reference-counts channels; the first observation of a channel waits for the
 ///   server's confirmation, the last one's removal unsubscribes (asynchronously).
@@ -19,8 +20,8 @@ import PortRunLoopKit
 ///   reopened with back-off (``RedisReconnectPolicy``), every subscription is restored, then kept
 ///   posts are sent and the recovery is reported (``TransportDelegate/transportReconnected()``).
 ///
-/// Thread-safety: `@unchecked Sendable`. `shared` is guarded by its own lock; `loopState` is read and
-/// written on `loop`'s thread only; the rest is immutable.
+/// Thread-safety: `@unchecked Sendable`. `shared` and `postQueue` are guarded by their own locks;
+/// `loopState` is read and written on `loop`'s thread only; the rest is immutable.
 final class RedisTransport: NotificationTransport, @unchecked Sendable {
     let loop: PortRunLoop
     let endpoint: RedisEndpoint
@@ -43,6 +44,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     }
 
     let shared = Locked(Shared())
+    /// Posts from other threads on their way to the loop (its own lock: posting never waits for
+    /// the metrics or state readers).
+    let postQueue = Locked(PostQueue())
 
     /// What the transport keeps on the loop's thread.
     final class LoopState {
@@ -61,6 +65,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         /// A loss was reported and the recovery not yet.
         var lossReported = false
         var buffered: [PendingPublish] = []
+        /// The post queue's previous storage, swapped back in by the next batch (no allocation
+        /// per batch).
+        var spareBatch: [PendingPublish] = []
         var dropReported = false
         var reconnectDelay: Duration
         var reconnectTimer: RunLoopTimer?
@@ -69,6 +76,12 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var flushWaiters: [LoopWaiter] = []
         /// Messages read, waiting for the common-mode drain that hands them to the delegate.
         var inbox: [IncomingMessage] = []
+        /// The inbox's previous storage, swapped back in by the next drain.
+        var spareInbox: [IncomingMessage] = []
+        /// The last channel's name, reused while messages keep coming on that channel.
+        var channelNames = RedisChannelNaming.NameCache()
+        /// PUBLISH replies read and not yet added to the metrics.
+        var confirmedUncounted = 0
         var drainScheduled = false
 
         init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }
@@ -196,18 +209,19 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     }
 }
 
-/// A notification's channel and payload on their way to PUBLISH.
+/// A message read from the subscribed connection (decoded at once), waiting to be delivered.
 ///
-/// Thread-safety: a value type (bytes).
-struct PendingPublish: Sendable {
-    let channel: [UInt8]
-    let payload: [UInt8]
+/// Thread-safety: a value type (an envelope is immutable).
+enum IncomingMessage: Sendable {
+    case notification(NotificationEnvelope)
+    case malformed(channel: String, reason: MalformedPayload)
 }
 
-/// A message read from the subscribed connection, waiting to be decoded and delivered.
+/// Posts made on other threads, waiting for the loop (``RedisTransport/publishQueued()``).
 ///
-/// Thread-safety: a value type.
-struct IncomingMessage: Sendable {
-    let channel: String
-    let payload: Data
+/// Thread-safety: a value type, kept behind ``RedisTransport/postQueue``'s lock.
+struct PostQueue {
+    var items: [PendingPublish] = []
+    /// A `perform` that publishes the queue is under way: later posts only join the queue.
+    var scheduled = false
 }

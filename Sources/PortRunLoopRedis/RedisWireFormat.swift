@@ -1,8 +1,12 @@
 import Foundation
 @_spi(Transport) import PortRunLoopDBus
 
-/// The payload of a notification on its Redis channel (Docs/RedisNotifications.md, "Payload"): one
-/// JSON object, UTF-8,
+/// The payloads of notifications on their Redis channels (Docs/RedisNotifications.md, "Payload").
+///
+/// Received payloads are read by their first byte: ``RedisBinaryPayload/formatByte`` is the binary
+/// form centers post (``RedisBinaryPayload``); anything else is read as the JSON envelope that
+/// other programs (`redis-cli`, scripts) post, and that a center posts with
+/// ``RedisPayloadFormat/json``: one JSON object, UTF-8,
 ///
 ///     {"v":1,"name":"com.example.changed","object":"doc-7","deliverImmediately":false,
 ///      "sender":"host:4242:1a2b3c4d","userInfo":{"count":{"int":3}}}
@@ -51,9 +55,25 @@ enum RedisWireFormat {
         }
     }
 
-    /// A received message: the envelope and its sender, or why it is not one.
-    static func envelope(from payload: Data, channel: String) -> Result<(NotificationEnvelope, sender: String), MalformedPayload> {
-        guard let channelName = RedisChannelNaming.name(ofChannel: channel) else { return .failure(.channel(channel)) }
+    /// A received message on `channel`: the envelope, or why it is not one (`names` keeps the
+    /// last channel's name).
+    static func envelope(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                         names: inout RedisChannelNaming.NameCache) -> Result<NotificationEnvelope, MalformedPayload> {
+        guard let name = names.name(ofChannel: channel) else {
+            return .failure(.channel(String(decoding: channel, as: UTF8.self)))
+        }
+        guard !name.isEmpty else { return .failure(.emptyName) }
+        if payload.first == RedisBinaryPayload.formatByte {
+            return RedisBinaryPayload.Reader.envelope(name: name, payload: payload)
+        }
+        guard payload.count <= RedisBinaryPayload.maximumSize else {
+            return .failure(.notAnEnvelope("\(payload.count) bytes, more than \(RedisBinaryPayload.maximumSize)"))
+        }
+        return envelope(json: Data(payload), name: name)
+    }
+
+    /// A JSON envelope for the notification `name` (the channel's).
+    private static func envelope(json payload: Data, name channelName: String) -> Result<NotificationEnvelope, MalformedPayload> {
         let decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: floatStrategy.positiveInfinity,
                                                                         negativeInfinity: floatStrategy.negativeInfinity,
@@ -66,7 +86,7 @@ enum RedisWireFormat {
         }
         guard wire.v == version else { return .failure(.version(wire.v)) }
         guard !wire.name.isEmpty else { return .failure(.emptyName) }
-        guard wire.name == channelName else { return .failure(.nameMismatch(name: wire.name, channel: channel)) }
+        guard wire.name == channelName else { return .failure(.nameMismatch(name: wire.name, channel: RedisChannelNaming.channel(for: channelName))) }
         var userInfo: [AnyHashable: Any]?
         if let entries = wire.userInfo, !entries.isEmpty {
             guard let decoded = PropertyListCoding.decode(userInfo: RedisWireValue.dictionary(entries)) else {
@@ -75,9 +95,8 @@ enum RedisWireFormat {
             userInfo = decoded
         }
         let object = wire.object.flatMap { $0.isEmpty ? nil : $0 }
-        let envelope = NotificationEnvelope(name: wire.name, object: object, userInfo: userInfo,
-                                            deliverImmediately: wire.deliverImmediately ?? false)
-        return .success((envelope, wire.sender ?? "unknown"))
+        return .success(NotificationEnvelope(name: wire.name, object: object, userInfo: userInfo,
+                                             deliverImmediately: wire.deliverImmediately ?? false))
     }
 
     private static func summary(of error: any Error) -> String {
@@ -100,6 +119,7 @@ enum MalformedPayload: Error, CustomStringConvertible {
     case version(Int)
     case emptyName
     case nameMismatch(name: String, channel: String)
+    case binary(String)
 
     var description: String {
         switch self {
@@ -108,6 +128,7 @@ enum MalformedPayload: Error, CustomStringConvertible {
         case .version(let v): "envelope version \(v) is not 1"
         case .emptyName: "its name is empty"
         case .nameMismatch(let name, let channel): "its name \(name) is not the one channel \(channel) carries"
+        case .binary(let why): "the binary payload is malformed: \(why)"
         }
     }
 }

@@ -5,9 +5,9 @@ import PortRunLoopRedis
 import Testing
 import PortRunLoopTestSupport
 
-/// The documented channels and payload, checked with the reference client: `redis-cli PUBLISH`
-/// posts to our observers, `redis-cli SUBSCRIBE` sees what we post, and a payload that is not an
-/// envelope is a counted drop.
+/// The documented channels and JSON payload, checked with the reference client: `redis-cli PUBLISH`
+/// posts to our observers, `redis-cli SUBSCRIBE` sees what a center set to post JSON posts, and a
+/// payload that is not an envelope is a counted drop.
 @Suite(.timeLimit(.minutes(1))) struct RedisWireFormatTests {
     @Test func aMessagePublishedByRedisCliReachesAnObserver() throws {
         let fixture = try RedisFixture()
@@ -29,7 +29,10 @@ import PortRunLoopTestSupport
     }
 
     @Test func redisCliSubscribeSeesOurPostInTheDocumentedFormat() throws {
-        let fixture = try RedisFixture()
+        let server = try RedisServer()
+        var endpoint = server.endpoint
+        endpoint.payloadFormat = .json
+        let fixture = try RedisFixture(server: server, endpoint: endpoint)
         defer { fixture.shutDown() }
         let subscriber = try StreamingProcess(RedisTools.cli, ["-h", "127.0.0.1", "-p", "\(fixture.server.port)",
                                                                "SUBSCRIBE", "portrunloop.notification.to.cli"])

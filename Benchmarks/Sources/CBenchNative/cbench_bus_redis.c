@@ -2,6 +2,7 @@
 #include "cbench_bus_redis.h"
 
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +35,47 @@ static redisContext *connect_local(int port) {
     return context;
 }
 
-// Appends one PUBLISH of the envelope BusNotificationCenter(redis:) would publish.
+static size_t put_u32(unsigned char *at, uint32_t value) {
+    for (int i = 0; i < 4; i++) at[i] = (unsigned char)(value >> (8 * i));
+    return 4;
+}
+
+static size_t put_str(unsigned char *at, const char *text) {
+    size_t length = strlen(text);
+    put_u32(at, (uint32_t)length);
+    memcpy(at + 4, text, length);
+    return 4 + length;
+}
+
+// Appends one PUBLISH of the payload BusNotificationCenter(redis:) posts (the binary form of
+// Docs/RedisNotifications.md): no object, userInfo {"from": "bench-peer", "seq": seq}.
 static int append_post(struct client *client, const char *name, long long seq) {
-    char channel[512], payload[768];
+    char channel[512];
+    unsigned char payload[256];
     int c = snprintf(channel, sizeof channel, CHANNEL_PREFIX "%s", name);
-    int p = snprintf(payload, sizeof payload,
-                     "{\"name\":\"%s\",\"sender\":\"%s\",\"userInfo\":{\"from\":{\"string\":\"bench-peer\"},\"seq\":{\"int\":%lld}},\"v\":1}",
-                     name, client->sender, seq);
-    if (c <= 0 || c >= (int)sizeof channel || p <= 0 || p >= (int)sizeof payload) return -1;
-    return redisAppendCommand(client->publisher, "PUBLISH %b %b", channel, (size_t)c, payload, (size_t)p) == REDIS_OK ? 0 : -1;
+    if (c <= 0 || c >= (int)sizeof channel || strlen(client->sender) > 64) return -1;
+    size_t p = 0;
+    payload[p++] = 0xB1;
+    payload[p++] = 0x00;
+    p += put_str(payload + p, client->sender);
+    p += put_u32(payload + p, 2);
+    p += put_str(payload + p, "from");
+    payload[p++] = 0x01;
+    p += put_str(payload + p, "bench-peer");
+    p += put_str(payload + p, "seq");
+    payload[p++] = 0x02;
+    for (int i = 0; i < 8; i++) payload[p++] = (unsigned char)((unsigned long long)seq >> (8 * i));
+    return redisAppendCommand(client->publisher, "PUBLISH %b %b", channel, (size_t)c, payload, p) == REDIS_OK ? 0 : -1;
+}
+
+// The seq of a payload append_post wrote (its "seq" entry), or -2.
+static long long payload_seq(const char *payload, size_t length) {
+    static const char key[] = {3, 0, 0, 0, 's', 'e', 'q', 0x02};
+    const char *found = memmem(payload, length, key, sizeof key);
+    if (!found || (size_t)(found - payload) + sizeof key + 8 > length) return -2;
+    unsigned long long value = 0;
+    for (int i = 7; i >= 0; i--) value = (value << 8) | (unsigned char)found[sizeof key + i];
+    return (long long)value;
 }
 
 static int read_replies(redisContext *context, int count) {
@@ -62,8 +95,7 @@ static long long next_message(struct client *client) {
         long long seq = -2;
         if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 && reply->element[0]->type == REDIS_REPLY_STRING
             && strcmp(reply->element[0]->str, "message") == 0 && reply->element[2]->type == REDIS_REPLY_STRING) {
-            const char *found = strstr(reply->element[2]->str, "\"seq\":{\"int\":");
-            seq = found ? strtoll(found + 13, NULL, 10) : -2;
+            seq = payload_seq(reply->element[2]->str, reply->element[2]->len);
         }
         freeReplyObject(reply);
         if (seq >= 0) {

@@ -21,8 +21,13 @@ extension RedisConnection {
         context.pointee.ev.cleanup = { data in adapterConnection(data)?.contextFreed() }
     }
 
-    /// Starts or stops watching the socket for `event` (idempotent, as hiredis requires).
-    fileprivate func setWatching(_ event: FileDescriptorSource.Events, _ on: Bool) {
+    /// Starts or stops watching the socket for `event` (idempotent, as hiredis requires). While a
+    /// batch of commands is being sent, wanting to write makes no source (``batchingWrites(_:)``).
+    func setWatching(_ event: FileDescriptorSource.Events, _ on: Bool) {
+        if event == .write {
+            wantsWrite = on
+            if on, isBatchingWrites { return }
+        }
         let existing = event == .read ? readSource : writeSource
         if !on {
             existing?.cancel()
@@ -49,11 +54,14 @@ extension RedisConnection {
     /// The socket is ready (loop thread, outside hiredis): let hiredis read or write.
     private func socketReady(_ event: FileDescriptorSource.Events) {
         guard let context else { return }
+        isInsideHiredis = true
         if event == .read {
             redisAsyncHandleRead(context)
+            isInsideHiredis = false
             owner?.connectionFinishedReading(self)
         } else {
             redisAsyncHandleWrite(context)
+            isInsideHiredis = false
         }
     }
 }

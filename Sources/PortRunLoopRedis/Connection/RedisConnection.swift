@@ -52,6 +52,12 @@ final class RedisConnection: @unchecked Sendable {
 
     var readSource: FileDescriptorSource?
     var writeSource: FileDescriptorSource?
+    /// hiredis wants to write (its `addWrite` hook was called, `delWrite` not yet).
+    var wantsWrite = false
+    /// Inside ``batchingWrites(_:)``: `addWrite` makes no fd source (the batch writes at its end).
+    var isBatchingWrites = false
+    /// Inside a call into hiredis made by the loop adapter: hiredis is not called again.
+    var isInsideHiredis = false
     private var connectTimer: RunLoopTimer?
     private var watchdog: RunLoopTimer?
 
@@ -134,6 +140,7 @@ final class RedisConnection: @unchecked Sendable {
         readSource = nil
         writeSource?.cancel()
         writeSource = nil
+        wantsWrite = false
         connectTimer?.invalidate()
         connectTimer = nil
         watchdog?.invalidate()
@@ -175,6 +182,40 @@ final class RedisConnection: @unchecked Sendable {
     func noteReply() {
         if awaitingReplies > 0 { awaitingReplies -= 1 }
         lastProgress = .now
+    }
+
+    /// Sends one command already in RESP form (loop thread; counted for the watchdog). Returns
+    /// false when hiredis refused it.
+    func send(formatted command: PendingPublish) -> Bool {
+        guard let context else { return false }
+        let status = command.withCommand { bytes in
+            redisAsyncFormattedCommand(context, redisConnectionReplied, retainedByContext?.toOpaque(),
+                                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+        guard status == REDIS_OK else { return false }
+        if awaitingReplies == 0 { lastProgress = .now }
+        awaitingReplies += 1
+        return true
+    }
+
+    /// Runs `body`, which sends commands, then writes them at once (loop thread): hiredis asks for
+    /// write readiness at each command; meanwhile no fd source is made for it, and after `body` the
+    /// output is written right away (a socket with room takes it whole). Only what the socket
+    /// would not take waits for write readiness, as usual. Inside hiredis' own calls (a command
+    /// sent from a reply callback) hiredis is not re-entered: the write waits for readiness.
+    func batchingWrites(_ body: () -> Void) {
+        guard !isBatchingWrites, !isInsideHiredis, isOpen else {
+            body()
+            return
+        }
+        isBatchingWrites = true
+        body()
+        isBatchingWrites = false
+        guard wantsWrite, let context else { return }
+        isInsideHiredis = true
+        redisAsyncHandleWrite(context)
+        isInsideHiredis = false
+        if wantsWrite, writeSource == nil, self.context != nil { setWatching(.write, true) }
     }
 
     /// Closes once every command sent has its reply (hiredis' `redisAsyncDisconnect`; from a timer

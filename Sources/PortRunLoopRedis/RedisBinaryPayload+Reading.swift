@@ -1,0 +1,162 @@
+import Foundation
+@_spi(Transport) import PortRunLoopDBus
+
+extension RedisBinaryPayload {
+    /// Reads a binary payload straight into the envelope observers receive (no intermediate
+    /// values; no dictionary for an empty userInfo), strictly: every length and count is checked
+    /// against the bytes left before anything is read or reserved, strings must be UTF-8,
+    /// dictionary keys unique, nesting at most ``maximumDepth``, and the payload must end exactly
+    /// after its last entry. Whatever fails is a ``MalformedPayload``, never a trap.
+    ///
+    /// Thread-safety: a value type over borrowed bytes, used by one thread while they are valid.
+    struct Reader {
+        private let bytes: UnsafeRawBufferPointer
+        private var offset = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        /// The envelope named `name` (the channel's) that the payload describes.
+        static func envelope(name: String, payload: UnsafeRawBufferPointer) -> Result<NotificationEnvelope, MalformedPayload> {
+            guard payload.count <= maximumSize else { return .failure(.binary("\(payload.count) bytes, more than \(maximumSize)")) }
+            var reader = Reader(payload)
+            do {
+                return .success(try reader.envelope(name: name))
+            } catch {
+                return .failure(error)
+            }
+        }
+
+        private mutating func envelope(name: String) throws(MalformedPayload) -> NotificationEnvelope {
+            guard try byte() == formatByte else { throw .binary("format byte is not 0xB1") }
+            let flags = try byte()
+            guard flags & ~Flag.known == 0 else { throw .binary("unknown flags 0x\(String(flags, radix: 16))") }
+            try skipSender()
+            let object = flags & Flag.hasObject != 0 ? try string() : nil
+            let count = try self.count(minimumBytesEach: 5)
+            var userInfo: [AnyHashable: Any]?
+            if count > 0 {
+                var entries: [AnyHashable: Any] = [:]
+                entries.reserveCapacity(count)
+                for _ in 0..<count {
+                    let key = try string()
+                    let value = try self.value(depth: 0)
+                    guard entries.updateValue(value, forKey: key) == nil else { throw .binary("userInfo key \"\(key)\" twice") }
+                }
+                userInfo = entries
+            }
+            guard offset == bytes.count else { throw .binary("\(bytes.count - offset) bytes after the last entry") }
+            return NotificationEnvelope(name: name, object: object.flatMap { $0.isEmpty ? nil : $0 }, userInfo: userInfo,
+                                        deliverImmediately: flags & Flag.deliverImmediately != 0)
+        }
+
+        private mutating func value(depth: Int) throws(MalformedPayload) -> Any {
+            let at = offset
+            switch try byte() {
+            case Tag.string: return try string()
+            case Tag.int: return Int(Int64(bitPattern: try word()))
+            case Tag.uint:
+                let v = try word()
+                return v <= UInt64(Int.max) ? Int(v) : v
+            case Tag.double: return Double(bitPattern: try word())
+            case Tag.false: return false
+            case Tag.true: return true
+            case Tag.data:
+                let region = try span(try length())
+                guard let base = region.baseAddress, !region.isEmpty else { return Data() }
+                return Data(bytes: base, count: region.count)
+            case Tag.array:
+                guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
+                let count = try self.count(minimumBytesEach: 1)
+                var items: [Any] = []
+                items.reserveCapacity(count)
+                for _ in 0..<count { items.append(try value(depth: depth + 1)) }
+                return items
+            case Tag.dictionary:
+                guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
+                let count = try self.count(minimumBytesEach: 5)
+                var entries: [String: Any] = [:]
+                entries.reserveCapacity(count)
+                for _ in 0..<count {
+                    let key = try string()
+                    guard entries.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
+                        throw .binary("dictionary key \"\(key)\" twice at byte \(at)")
+                    }
+                }
+                return entries
+            case let tag:
+                throw .binary("unknown value tag 0x\(String(tag, radix: 16)) at byte \(at)")
+            }
+        }
+
+        private mutating func byte() throws(MalformedPayload) -> UInt8 {
+            guard offset < bytes.count else { throw .binary("truncated at byte \(offset)") }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        private mutating func word() throws(MalformedPayload) -> UInt64 {
+            let region = try span(8)
+            return UInt64(littleEndian: region.loadUnaligned(as: UInt64.self))
+        }
+
+        private mutating func length() throws(MalformedPayload) -> Int {
+            let region = try span(4)
+            return Int(UInt32(littleEndian: region.loadUnaligned(as: UInt32.self)))
+        }
+
+        /// A count of elements each at least `minimumBytesEach` long: more than the bytes left
+        /// can hold is malformed before any storage is reserved for it.
+        private mutating func count(minimumBytesEach: Int) throws(MalformedPayload) -> Int {
+            let at = offset
+            let count = try length()
+            guard count <= (bytes.count - offset) / minimumBytesEach else {
+                throw .binary("count \(count) at byte \(at) exceeds the \(bytes.count - offset) bytes left")
+            }
+            return count
+        }
+
+        /// The next `count` bytes.
+        private mutating func span(_ count: Int) throws(MalformedPayload) -> UnsafeRawBufferPointer {
+            guard count <= bytes.count - offset else {
+                throw .binary("\(count) bytes wanted at byte \(offset), \(bytes.count - offset) left")
+            }
+            defer { offset += count }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+        }
+
+        private mutating func string() throws(MalformedPayload) -> String {
+            let at = offset
+            let utf8 = try span(try length()).assumingMemoryBound(to: UInt8.self)
+            // ASCII (the common case) is valid UTF-8 as it is: made without the generic validator.
+            var ascii = true
+            for byte in utf8 where byte >= 0x80 {
+                ascii = false
+                break
+            }
+            if ascii { return String(decoding: utf8, as: UTF8.self) }
+            guard let string = String(validating: utf8, as: UTF8.self) else {
+                throw .binary("a string at byte \(at) is not UTF-8")
+            }
+            return string
+        }
+
+        /// The sender is checked (a length in bounds, UTF-8) but not kept: observers do not see it.
+        private mutating func skipSender() throws(MalformedPayload) {
+            let region = try span(try length())
+            guard isUTF8(region) else { throw .binary("the sender is not UTF-8") }
+        }
+    }
+}
+
+/// Whether `bytes` are well-formed UTF-8 (without making a string of them).
+func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var parser = Unicode.UTF8.ForwardParser()
+    var iterator = bytes.makeIterator()
+    while true {
+        switch parser.parseScalar(from: &iterator) {
+        case .valid: continue
+        case .emptyInput: return true
+        case .error: return false
+        }
+    }
+}
