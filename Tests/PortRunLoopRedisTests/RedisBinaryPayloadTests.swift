@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// The binary payload (Docs/RedisNotifications.md, "Payload"), against a real redis-server: what a
 /// center posts is the documented layout byte for byte, every property-list type makes the round

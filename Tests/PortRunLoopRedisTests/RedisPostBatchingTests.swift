@@ -3,6 +3,7 @@ import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
+import PortRunLoopTestSupport
 
 /// Posts from several threads at once are batched into the center's loop (one wake-up and one
 /// write per batch): against a real redis-server, nothing is lost and each poster's order is kept.
