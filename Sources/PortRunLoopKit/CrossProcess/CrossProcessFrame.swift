@@ -7,7 +7,7 @@ import Foundation
 /// offset size field
 ///  0     4    magic "PRLX" (0x50 0x52 0x4C 0x58)
 ///  4     1    version (1)
-///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message
+///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message, 5 closing
 ///  6     2    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
 ///  8     4    msgid (message, reply, routed message; 0 otherwise)
 /// 12     4    component count n (0 for credit)
@@ -28,6 +28,9 @@ struct CrossProcessFrame: Equatable {
         case reply = 3
         /// A message for a reply port the client named (publisher to client).
         case routed = 4
+        /// The publisher withdrew the port (invalidated or unpublished) and closes the connection
+        /// (publisher to client; no fields): what tells a client this from the publisher's death.
+        case closing = 5
     }
 
     /// Message flags.
@@ -134,6 +137,8 @@ extension CrossProcessFrame {
             }
         case .reply, .routed:
             guard secondID == 0 else { return .failure(.unexpectedField) }
+        case .closing:
+            guard count == 0, msgid == 0, firstID == 0, secondID == 0 else { return .failure(.unexpectedField) }
         }
         let tableEnd = headerSize + 4 * Int(count)
         guard bytes.count >= tableEnd else { return .failure(.lengthMismatch(expected: tableEnd, actual: bytes.count)) }

@@ -37,6 +37,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// so one busy peer cannot keep the loop from its other work.
     private static let framesPerTurn = 64
 
+    /// The frame that tells a client the port was withdrawn (``close(reason:)``).
+    private static let closingFrame = CrossProcessFrame(kind: .closing).encoded()
+
     init(fd: Int32, peer: CrossProcessPeer, publication: PublishedMessagePort) {
         self.peer = peer
         self.publication = publication
@@ -199,6 +202,11 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         guard fd >= 0 else { return }
         source?.cancel()
         writeWatch?.cancel()
+        if reason == .unpublished {
+            // Tells the client the publisher withdrew the port (not died). Best effort: a client
+            // whose socket is full of unread frames sees only the end (``MessagePort/InvalidationReason/peerDied``).
+            _ = Self.closingFrame.withUnsafeBytes { System.sendFrame(fd, $0) }
+        }
         // Counted (and reported) before the peer can see the end: whoever sees it finds it counted.
         publication.connectionEnded(self, reason: reason)
         System.closeDescriptor(fd)

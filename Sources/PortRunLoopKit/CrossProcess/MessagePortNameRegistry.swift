@@ -179,6 +179,8 @@ public struct MessagePortNameRegistry: Sendable {
         let logger = self.logger ?? loop?.currentLogger ?? .portRunLoopDisabled
         let connection = RemoteConnection(fd: fd, name: name, options: options, parameters: parameters, logger: logger)
         let port = MessagePort(remote: connection, logger: logger)
+        // The connection's end invalidates the port, with its reason (its invalidation handler).
+        connection.setEndObserver { [weak port] reason in port?.invalidate(reason: reason) }
         if let loop {
             do { try connection.startReading(on: loop) } catch {
                 port.invalidate()
