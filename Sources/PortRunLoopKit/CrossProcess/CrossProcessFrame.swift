@@ -43,6 +43,8 @@ struct CrossProcessFrame: Equatable {
     static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
     static let version: UInt8 = 1
     static let headerSize = 32
+    /// The magic and the version as the low 5 bytes of the header's first little-endian word.
+    static let leadingWord: UInt64 = 0x50 | 0x52 << 8 | 0x4C << 16 | 0x58 << 24 | UInt64(version) << 32
 
     var kind: Kind
     var flags: Flags = []
@@ -73,10 +75,8 @@ struct CrossProcessFrame: Equatable {
             buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
             offset += MemoryLayout<T>.size
         }
-        for byte in Self.magic { put(byte) }
-        put(Self.version)
-        put(kind.rawValue)
-        put(flags.rawValue)
+        // Magic, version, kind and flags: the header's first 8 bytes, in one store.
+        put(Self.leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48)
         put(msgid)
         put(UInt32(components.count))
         put(firstID)
@@ -150,7 +150,7 @@ extension CrossProcessFrame {
         }
         guard total == bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
         var components = [Data]()
-        components.reserveCapacity(Int(count))
+        if count > 0 { components.reserveCapacity(Int(count)) } // an empty array allocates nothing
         var offset = tableEnd
         for index in 0..<Int(count) {
             let length = Int(load(bytes, headerSize + 4 * index) as UInt32)

@@ -137,6 +137,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Lets the lock go; then, if the connection ended meanwhile (and not by the port's own
     /// invalidation), tells the end observer, once.
     private func unlockReportingEnd() {
+        guard endToReport != nil else { condition.unlock(); return } // the usual case, kept short
         let report = endToReport.map { reason in (reason, endObserver) }
         endToReport = nil
         if report != nil { endObserver = nil }
