@@ -130,8 +130,9 @@ public struct MessagePortNameRegistry: Sendable {
     /// published under that name (`CFMessagePortCreateRemote`). Send to it with
     /// ``MessagePort/send(before:msgid:components:from:)`` (each message spends a credit; with none
     /// left the send waits until its date) or ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``.
-    /// Its ``MessagePort/isValid`` turns false when the publisher goes away; ``MessagePort/invalidate()``
-    /// closes the connection. A remote port cannot be scheduled in a loop.
+    /// It becomes invalid by itself when the publisher goes away (its ``MessagePort/isValid`` turns
+    /// false and its ``MessagePort/setInvalidationHandler(on:_:)`` closure runs, with the reason);
+    /// ``MessagePort/invalidate()`` closes the connection. A remote port cannot be scheduled in a loop.
     ///
     /// - Parameters:
     ///   - name: the name the port was published under.

@@ -57,8 +57,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private var routeIDs: [ObjectIdentifier: UInt64] = [:]
     private var nextRouteID: UInt64 = 1
     private var readSource: FileDescriptorSource?
-    /// The loop `readSource` belongs to.
-    private var readLoop: PortRunLoop?
+    /// The loop `readSource` belongs to (weak: a connection does not keep a loop alive).
+    private weak var readLoop: PortRunLoop?
     /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
     private var wakeFD: Int32 = -1
     /// Replies that came after their request gave up, routed messages for unknown routes or

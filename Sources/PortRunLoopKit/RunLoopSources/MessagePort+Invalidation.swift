@@ -84,12 +84,18 @@ extension MessagePort {
     }
 }
 
-/// An invalidation handler and the loop it was set for (nil: the port's own).
+/// An invalidation handler and the loop it was set for (nil: the port's own). The loop is held
+/// weakly, like the port's own: a loop freed meanwhile (its thread exited) counts as none.
 ///
-/// Thread-safety: `Sendable`; immutable.
-struct InvalidationHandler: Sendable {
-    let loop: PortRunLoop?
+/// Thread-safety: `Sendable`; `loop` is a weak reference (atomic to read), `body` immutable.
+struct InvalidationHandler: @unchecked Sendable {
+    private(set) weak var loop: PortRunLoop?
     let body: @Sendable (MessagePort.InvalidationReason) -> Void
+
+    init(loop: PortRunLoop?, body: @escaping @Sendable (MessagePort.InvalidationReason) -> Void) {
+        self.loop = loop
+        self.body = body
+    }
 }
 
 /// What a port's invalidation calls and records (``MessagePort/setInvalidationHandler(on:_:)``).
@@ -103,6 +109,7 @@ struct InvalidationRecord {
     var handler: InvalidationHandler?
     /// Why the port became invalid; nil while it is valid.
     var reason: MessagePort.InvalidationReason?
-    /// The loop the port was scheduled in when it became invalid.
-    var portLoop: PortRunLoop?
+    /// The loop the port was scheduled in when it became invalid; weak: an invalid port must not
+    /// keep its former loop alive (a loop is freed once its thread exited).
+    weak var portLoop: PortRunLoop?
 }

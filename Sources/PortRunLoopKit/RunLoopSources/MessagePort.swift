@@ -209,7 +209,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         withExtendedLifetime(old) {}
     }
 
-    /// False once ``invalidate()`` was called (or the port's loop shut down).
+    /// False once ``invalidate()`` was called (or the port's loop shut down); for a remote port,
+    /// also once its connection ended (see ``setInvalidationHandler(on:_:)``).
     ///
     /// Thread-safety: any thread.
     public var isValid: Bool {
