@@ -62,7 +62,7 @@ extension MessagePort {
     public func setInvalidationHandler(on loop: PortRunLoop? = nil,
                                        _ handler: (@Sendable (InvalidationReason) -> Void)?) {
         let new = handler.map { InvalidationHandler(loop: loop, body: $0) }
-        if let loop { remote?.watchForEnd(on: loop) }
+        if let loop, handler != nil { remote?.watchForEnd(on: loop) }
         let (old, fired) = invalidation.withLock { record -> (InvalidationHandler?, (InvalidationHandler, InvalidationReason, PortRunLoop?)?) in
             let old = record.handler
             if let reason = record.reason, let new {
