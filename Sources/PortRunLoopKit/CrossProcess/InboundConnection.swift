@@ -17,8 +17,9 @@ import Logging
 ///
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
-/// closes the fd after its source is cancelled). `peer` and `publication` are immutable; the
-/// publication is held strongly (a reply port may outlive it), a cycle its unpublication breaks.
+/// closes the fd after its source is cancelled). `peer`, `publication`, `port` and `credits` are
+/// immutable; the publication is held strongly (a reply port may outlive it), a cycle its
+/// unpublication breaks.
 final class InboundConnection: CreditSink, @unchecked Sendable {
     let peer: CrossProcessPeer
     let publication: PublishedMessagePort
