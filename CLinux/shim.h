@@ -5,10 +5,6 @@
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
 #define PORTRUNLOOP_CLINUX_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* recvmmsg, struct mmsghdr */
-#endif
-
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -18,6 +14,8 @@
 #include <errno.h>
 #include <string.h>
 #include <poll.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 /// The most bytes of a socket path, without the terminating NUL (`sizeof(sun_path) - 1`).
 static inline int portrunloop_max_socket_path(void) {
@@ -84,13 +82,22 @@ static inline long portrunloop_receive_frame(int fd, void *buffer, unsigned long
 /// The most frames ``portrunloop_receive_frames`` reads in one call.
 #define PORTRUNLOOP_MAX_FRAMES_PER_CALL 64
 
-/// `recvmmsg(fd, …, MSG_DONTWAIT | MSG_TRUNC)`: up to `count` (at most 64) whole frames in one
-/// call, frame i into the `slotSize` bytes at `buffer + i * slotSize`. `lengths[i]` is frame i's
-/// real length: more than `slotSize` when it did not fit (only `slotSize` bytes were copied), 0 at
-/// end of file. Returns how many frames were read (at least 1), or -1 with errno.
+/// The kernel's `struct mmsghdr`, declared here: glibc declares it (and `recvmmsg`) only under
+/// `_GNU_SOURCE`, which this module cannot define without its `<sys/socket.h>` disagreeing with the
+/// other C modules' (Clang modules must agree on every system header).
+struct portrunloop_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+/// `recvmmsg(fd, …, MSG_DONTWAIT | MSG_TRUNC)` (through `syscall`, see above): up to `count` (at
+/// most 64) whole frames in one call, frame i into the `slotSize` bytes at `buffer + i * slotSize`.
+/// `lengths[i]` is frame i's real length: more than `slotSize` when it did not fit (only `slotSize`
+/// bytes were copied), 0 at end of file. Returns how many frames were read (at least 1), or -1 with
+/// errno.
 static inline int portrunloop_receive_frames(int fd, void *buffer, unsigned long slotSize, unsigned int count,
                                              long *lengths) {
-    struct mmsghdr messages[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
+    struct portrunloop_mmsghdr messages[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
     struct iovec vectors[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
     if (count > PORTRUNLOOP_MAX_FRAMES_PER_CALL) count = PORTRUNLOOP_MAX_FRAMES_PER_CALL;
     memset(messages, 0, sizeof(messages[0]) * count);
@@ -100,9 +107,9 @@ static inline int portrunloop_receive_frames(int fd, void *buffer, unsigned long
         messages[i].msg_hdr.msg_iov = &vectors[i];
         messages[i].msg_hdr.msg_iovlen = 1;
     }
-    int received = recvmmsg(fd, messages, count, MSG_DONTWAIT | MSG_TRUNC, NULL);
-    for (int i = 0; i < received; i++) lengths[i] = (long)messages[i].msg_len;
-    return received;
+    long received = syscall(SYS_recvmmsg, fd, messages, count, MSG_DONTWAIT | MSG_TRUNC, (void *)0);
+    for (long i = 0; i < received; i++) lengths[i] = (long)messages[i].msg_len;
+    return (int)received;
 }
 
 /// `poll` on one fd; `events`: 1 readable, 2 writable. Returns the ready set (4: hang-up or error),
