@@ -1,6 +1,6 @@
 // The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7) and
 // eventfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
-// SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC). PortRunLoopKit's Support/System*.swift files are
+// SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC, recvmmsg). PortRunLoopKit's Support/System*.swift files are
 // their only users.
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
 #define PORTRUNLOOP_CLINUX_SHIM_H
@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <string.h>
 #include <poll.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 /// The most bytes of a socket path, without the terminating NUL (`sizeof(sun_path) - 1`).
 static inline int portrunloop_max_socket_path(void) {
@@ -75,6 +77,39 @@ static inline long portrunloop_send_frame(int fd, const void *bytes, unsigned lo
 /// frame's real length even when it did not fit (then only `capacity` bytes were copied).
 static inline long portrunloop_receive_frame(int fd, void *buffer, unsigned long capacity) {
     return (long)recv(fd, buffer, capacity, MSG_DONTWAIT | MSG_TRUNC);
+}
+
+/// The most frames ``portrunloop_receive_frames`` reads in one call.
+#define PORTRUNLOOP_MAX_FRAMES_PER_CALL 64
+
+/// The kernel's `struct mmsghdr`, declared here: glibc declares it (and `recvmmsg`) only under
+/// `_GNU_SOURCE`, which this module cannot define without its `<sys/socket.h>` disagreeing with the
+/// other C modules' (Clang modules must agree on every system header).
+struct portrunloop_mmsghdr {
+    struct msghdr msg_hdr;
+    unsigned int msg_len;
+};
+
+/// `recvmmsg(fd, …, MSG_DONTWAIT | MSG_TRUNC)` (through `syscall`, see above): up to `count` (at
+/// most 64) whole frames in one call, frame i into the `slotSize` bytes at `buffer + i * slotSize`.
+/// `lengths[i]` is frame i's real length: more than `slotSize` when it did not fit (only `slotSize`
+/// bytes were copied), 0 at end of file. Returns how many frames were read (at least 1), or -1 with
+/// errno.
+static inline int portrunloop_receive_frames(int fd, void *buffer, unsigned long slotSize, unsigned int count,
+                                             long *lengths) {
+    struct portrunloop_mmsghdr messages[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
+    struct iovec vectors[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
+    if (count > PORTRUNLOOP_MAX_FRAMES_PER_CALL) count = PORTRUNLOOP_MAX_FRAMES_PER_CALL;
+    memset(messages, 0, sizeof(messages[0]) * count);
+    for (unsigned int i = 0; i < count; i++) {
+        vectors[i].iov_base = (char *)buffer + (unsigned long)i * slotSize;
+        vectors[i].iov_len = slotSize;
+        messages[i].msg_hdr.msg_iov = &vectors[i];
+        messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    long received = syscall(SYS_recvmmsg, fd, messages, count, MSG_DONTWAIT | MSG_TRUNC, (void *)0);
+    for (long i = 0; i < received; i++) lengths[i] = (long)messages[i].msg_len;
+    return (int)received;
 }
 
 /// `poll` on one fd; `events`: 1 readable, 2 writable. Returns the ready set (4: hang-up or error),

@@ -8,7 +8,8 @@
 //       prints READY, then "MSG <msgid> <onOwnerThread 0|1> <bytes>" per message and
 //       "GONE <reason>" per peer that disconnected; `reply` answers each request with msgid+1000
 //       and the same components; `hold` keeps the owner loop busy until a line "go" arrives on
-//       standard input (messages are held meanwhile).
+//       standard input (messages are held meanwhile); a line "invalidate" invalidates the port
+//       (it stays running) and prints INVALIDATED.
 //   CrossProcessProbe send <dir> <name> <count> <timeoutMs> [size]
 //       sends msgid 0..<count (count -1: forever), each waiting at most timeoutMs; prints
 //       "SENT <i>" / "REFUSED <i>" per message, then "DONE <sent> <refused>" and "VALID <0|1>".
@@ -62,6 +63,7 @@ case "publish":
     while let line = readLine() {
         if line == "go" { held.signal() }
         if line == "stats" { say("STATS \(published.statistics)") }
+        if line == "invalidate" { port.invalidate(); say("INVALIDATED") }
     }
     published.unpublish()
     exit(0)

@@ -55,6 +55,38 @@ import PortRunLoopTestSupport
         #expect(receiver.port.statistics.delivered == 300)
     }
 
+    @Test func pureSignalsArriveOnceInOrderWhenReadManyPerCall() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // 64 credits: the sender runs ahead, so the publisher reads many frames per recvmmsg.
+        let receiver = try Receiver(directory, name: "signals", queueLimit: 64, expecting: 3000)
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "signals", "3000", "10000"])
+        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 3000 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<3000).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 0 })
+        #expect(sender.waitForExit() == 0)
+        #expect(receiver.published.statistics.messagesReceived == 3000)
+    }
+
+    @Test func aPublisherWithOneReceiveSlotGetsEveryMessage() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // A 1 MiB maximum leaves room for one receive slot: one frame per call.
+        let receiver = try Receiver(directory, name: "one-slot", queueLimit: 16, expecting: 500,
+                                    options: CrossProcessPortOptions(maximumMessageSize: 1 << 20))
+        defer { receiver.stop() }
+        let sender = try CrossProcessProbeProcess(["send", directory.path, "one-slot", "500", "10000", "100"])
+        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 500 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<500).map(UInt32.init))
+        #expect(seen.allSatisfy { $0.bytes == 100 })
+        #expect(sender.waitForExit() == 0)
+    }
+
     @Test func largeMessagesWaitForRoomInTheSocket() throws {
         let directory = NameDirectory()
         defer { directory.remove() }

@@ -64,4 +64,54 @@ import Testing
         // The loop is still usable afterwards (the temporary fd source is gone).
         #expect(try requester.loop.performAndWait { 42 } == 42)
     }
+
+    @Test func aRequestFromALoopThreadEndsWhenThePublisherIsKilled() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "dies-mid-request", "5"])
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let requester = try RunLoopThread(name: "requester")
+        defer { requester.stop() }
+        let remote = try directory.registry.remotePort(named: "dies-mid-request")
+        let killer = Thread {
+            _ = publisher.waitForLine(startingWith: "MSG 7")
+            publisher.kill9()
+        }
+        killer.start()
+        let outcome = try requester.loop.performAndWait { () -> (CrossProcessPortError?, Double) in
+            let start = Date()
+            do {
+                _ = try remote.sendRequest(msgid: 7, sendTimeout: .seconds(5), receiveTimeout: .seconds(20))
+                return (nil, Date().timeIntervalSince(start))
+            } catch {
+                return (error as? CrossProcessPortError, Date().timeIntervalSince(start))
+            }
+        }
+        #expect(outcome.0 == CrossProcessPortError.peerDied)
+        #expect(outcome.1 < 15, "the request waited \(outcome.1) s: the end did not complete its wait")
+    }
+
+    @Test func aRequestOnTheLoopThatReadsTheConnectionGetsItsReply() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "echo-on-loop", "5", "reply"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let requester = try RunLoopThread(name: "requester")
+        defer { requester.stop() }
+        let remote = try directory.registry.remotePort(named: "echo-on-loop", readingOn: requester.loop)
+        defer { remote.invalidate() }
+        for round in 0..<20 {
+            let reply = try requester.loop.performAndWait { () -> String in
+                do {
+                    let reply = try remote.sendRequest(msgid: UInt32(round), components: [Data("r\(round)".utf8)],
+                                                       sendTimeout: .seconds(5), receiveTimeout: .seconds(20))
+                    return "\(reply.msgid) \(String(decoding: reply.components.first ?? Data(), as: UTF8.self))"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            #expect(reply == "\(round + 1000) r\(round)")
+        }
+    }
 }

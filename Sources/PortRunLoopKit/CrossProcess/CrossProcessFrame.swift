@@ -7,7 +7,7 @@ import Foundation
 /// offset size field
 ///  0     4    magic "PRLX" (0x50 0x52 0x4C 0x58)
 ///  4     1    version (1)
-///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message
+///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message, 5 closing
 ///  6     2    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
 ///  8     4    msgid (message, reply, routed message; 0 otherwise)
 /// 12     4    component count n (0 for credit)
@@ -28,6 +28,9 @@ struct CrossProcessFrame: Equatable {
         case reply = 3
         /// A message for a reply port the client named (publisher to client).
         case routed = 4
+        /// The publisher withdrew the port (invalidated or unpublished) and closes the connection
+        /// (publisher to client; no fields): what tells a client this from the publisher's death.
+        case closing = 5
     }
 
     /// Message flags.
@@ -40,6 +43,8 @@ struct CrossProcessFrame: Equatable {
     static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
     static let version: UInt8 = 1
     static let headerSize = 32
+    /// The magic and the version as the low 5 bytes of the header's first little-endian word.
+    static let leadingWord: UInt64 = 0x50 | 0x52 << 8 | 0x4C << 16 | 0x58 << 24 | UInt64(version) << 32
 
     var kind: Kind
     var flags: Flags = []
@@ -70,10 +75,8 @@ struct CrossProcessFrame: Equatable {
             buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
             offset += MemoryLayout<T>.size
         }
-        for byte in Self.magic { put(byte) }
-        put(Self.version)
-        put(kind.rawValue)
-        put(flags.rawValue)
+        // Magic, version, kind and flags: the header's first 8 bytes, in one store.
+        put(Self.leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48)
         put(msgid)
         put(UInt32(components.count))
         put(firstID)
@@ -134,6 +137,8 @@ extension CrossProcessFrame {
             }
         case .reply, .routed:
             guard secondID == 0 else { return .failure(.unexpectedField) }
+        case .closing:
+            guard count == 0, msgid == 0, firstID == 0, secondID == 0 else { return .failure(.unexpectedField) }
         }
         let tableEnd = headerSize + 4 * Int(count)
         guard bytes.count >= tableEnd else { return .failure(.lengthMismatch(expected: tableEnd, actual: bytes.count)) }
@@ -145,7 +150,7 @@ extension CrossProcessFrame {
         }
         guard total == bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
         var components = [Data]()
-        components.reserveCapacity(Int(count))
+        if count > 0 { components.reserveCapacity(Int(count)) } // an empty array allocates nothing
         var offset = tableEnd
         for index in 0..<Int(count) {
             let length = Int(load(bytes, headerSize + 4 * index) as UInt32)

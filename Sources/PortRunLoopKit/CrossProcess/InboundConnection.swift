@@ -17,11 +17,16 @@ import Logging
 ///
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
-/// closes the fd after its source is cancelled). `peer` and `publication` are immutable; the
-/// publication is held strongly (a reply port may outlive it), a cycle its unpublication breaks.
+/// closes the fd after its source is cancelled). `peer`, `publication`, `port` and `credits` are
+/// immutable; the publication is held strongly (a reply port may outlive it), a cycle its
+/// unpublication breaks.
 final class InboundConnection: CreditSink, @unchecked Sendable {
     let peer: CrossProcessPeer
     let publication: PublishedMessagePort
+    /// The publication's port and credits, read once per frame (kept here, not reached through
+    /// the publication).
+    private let port: MessagePort
+    private let credits: Int
 
     private struct State {
         var fd: Int32
@@ -30,6 +35,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         var outstanding = 0
         var toReturn = 0
         var flushQueued = false
+        /// The payload every pure signal of this peer carries (made at the first; a cycle through
+        /// its credit sink that ``close(reason:)`` breaks).
+        var signalPayload: MessagePort.Payload?
     }
     private let state: TracedMutex<State>
 
@@ -37,9 +45,14 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// so one busy peer cannot keep the loop from its other work.
     private static let framesPerTurn = 64
 
+    /// The frame that tells a client the port was withdrawn (``close(reason:)``).
+    private static let closingFrame = CrossProcessFrame(kind: .closing).encoded()
+
     init(fd: Int32, peer: CrossProcessPeer, publication: PublishedMessagePort) {
         self.peer = peer
         self.publication = publication
+        self.port = publication.port
+        self.credits = publication.parameters.credits
         self.state = TracedMutex(State(fd: fd))
     }
 
@@ -55,14 +68,26 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         state.withLock { $0.source = source }
     }
 
-    /// Owner thread: reads up to ``framesPerTurn`` frames.
+    /// Owner thread: reads up to ``framesPerTurn`` frames, as many per system call as the
+    /// publication has slots (`recvmmsg`). A call that fills fewer slots than it had found the
+    /// socket drained: the batch ends without another call to learn it (the loop watches the fd
+    /// level-triggered, so frames that came meanwhile are read at its next turn). The fd is read
+    /// once: only this thread closes the connection (``close(reason:)``), and a frame that closes
+    /// it ends the batch. The batch's messages are counted once, at its end.
     private func readFrames() {
-        for _ in 0..<Self.framesPerTurn {
-            let fd = state.withLock { $0.fd }
-            guard fd >= 0 else { return }
-            let buffer = publication.receiveBuffer
-            let limit = publication.options.maximumMessageSize
-            switch System.receiveFrame(fd, into: buffer) {
+        let fd = state.withLock { $0.fd }
+        guard fd >= 0 else { return }
+        let publication = self.publication
+        let slots = publication.receiveBuffer
+        let slotSize = publication.receiveSlotSize
+        let lengths = publication.receiveLengths
+        let limit = publication.options.maximumMessageSize
+        var received = 0
+        defer { if received > 0 { publication.count { $0.messagesReceived += received } } }
+        var read = 0
+        while read < Self.framesPerTurn {
+            let wanted = min(publication.receiveSlotCount, Self.framesPerTurn - read)
+            switch System.receiveFrames(fd, into: slots, slotSize: slotSize, count: wanted, lengths: lengths) {
             case .wouldBlock:
                 return
             case .closed:
@@ -71,57 +96,82 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
             case .failed(let code):
                 close(reason: .protocolViolation("recv failed: \(System.Errno(code))"))
                 return
-            case .truncated(let length):
-                close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
-                return
-            case .done(let length) where length > limit:
-                close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
-                return
-            case .done(let length):
-                switch CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) {
-                case .failure(let error):
-                    close(reason: .protocolViolation("malformed frame: \(error)"))
-                    return
-                case .success(let frame):
-                    guard receive(frame) else { return }
+            case .truncated:
+                return // not a result of receiveFrames
+            case .done(let count):
+                for index in 0..<count {
+                    let length = lengths[index]
+                    guard length > 0 else { close(reason: .closed); return } // end of file
+                    guard length <= limit else {
+                        close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
+                        return
+                    }
+                    let bytes = UnsafeRawBufferPointer(start: slots + index * slotSize, count: length)
+                    switch CrossProcessFrame.parse(bytes) {
+                    case .failure(let error):
+                        close(reason: .protocolViolation("malformed frame: \(error)"))
+                        return
+                    case .success(let frame):
+                        switch receive(frame) {
+                        case .closed: return
+                        case .queued: received += 1
+                        case .dropped: break
+                        }
+                    }
                 }
+                read += count
+                if count < wanted { return }
             }
         }
     }
 
-    /// Owner thread: queues a message frame in the port. False when the connection was closed.
-    private func receive(_ frame: CrossProcessFrame) -> Bool {
+    /// What ``receive(_:)`` did with a frame.
+    private enum Receipt { case queued, dropped, closed }
+
+    /// Owner thread: queues a message frame in the port (dropped when the port is invalid; closed
+    /// when the frame broke the protocol).
+    ///
+    /// A message with no components and no reply port (a pure signal) carries the connection's one
+    /// ``signalPayload``: all it needs is the credit sink, so it costs no allocation.
+    private func receive(_ frame: CrossProcessFrame) -> Receipt {
         guard frame.kind == .message else {
             close(reason: .protocolViolation("a client sent a frame of kind \(frame.kind)"))
-            return false
+            return .closed
         }
-        let credits = publication.parameters.credits
-        let withinCredits = state.withLock { state -> Bool in
-            guard state.outstanding < credits else { return false }
+        let credits = self.credits
+        let signal = frame.components.isEmpty && frame.flags.isEmpty
+        let (withinCredits, shared) = state.withLock { state -> (Bool, MessagePort.Payload?) in
+            guard state.outstanding < credits else { return (false, nil) }
             state.outstanding += 1
-            return true
+            guard signal else { return (true, nil) }
+            if state.signalPayload == nil {
+                state.signalPayload = MessagePort.Payload(components: [], replyPort: nil, context: nil, creditSink: self)
+            }
+            return (true, state.signalPayload)
         }
         guard withinCredits else {
             close(reason: .protocolViolation("a message beyond the \(credits) credits granted"))
-            return false
+            return .closed
         }
-        var replyPort: MessagePort?
-        if frame.flags.contains(.request) {
-            replyPort = MessagePort(remote: InboundRoute(connection: self, route: .reply(frame.firstID)), logger: publication.logger)
-        } else if frame.flags.contains(.replyRoute) {
-            replyPort = MessagePort(remote: InboundRoute(connection: self, route: .routed(frame.secondID)), logger: publication.logger)
+        let payload: MessagePort.Payload
+        if let shared {
+            payload = shared
+        } else {
+            var replyPort: MessagePort?
+            if frame.flags.contains(.request) {
+                replyPort = MessagePort(remote: InboundRoute(connection: self, route: .reply(frame.firstID)), logger: publication.logger)
+            } else if frame.flags.contains(.replyRoute) {
+                replyPort = MessagePort(remote: InboundRoute(connection: self, route: .routed(frame.secondID)), logger: publication.logger)
+            }
+            payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self)
         }
-        let payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self)
-        if publication.port.inject(msgid: frame.msgid, payload: payload) {
-            publication.count { $0.messagesReceived += 1 }
-        }
-        return true
+        return port.inject(msgid: frame.msgid, payload: payload) ? .queued : .dropped
     }
 
     /// The port's loop thread: the loop took one of this peer's messages; its credit goes back
     /// with the flush of the batch in which half the window is owed.
     func messageTaken() {
-        let threshold = (publication.parameters.credits + 1) / 2
+        let threshold = (credits + 1) / 2
         let queueFlush = state.withLock { state -> Bool in
             state.toReturn += 1
             guard state.toReturn >= threshold, !state.flushQueued, state.fd >= 0 else { return false }
@@ -193,12 +243,17 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// Owner thread (or any thread once the loop is shut down): ends the connection. Idempotent.
     func close(reason: CrossProcessPeer.DisconnectReason) {
         let (fd, source, writeWatch) = state.withLock { state in
-            defer { state.fd = -1; state.source = nil; state.writeWatch = nil }
+            defer { state.fd = -1; state.source = nil; state.writeWatch = nil; state.signalPayload = nil }
             return (state.fd, state.source, state.writeWatch)
         }
         guard fd >= 0 else { return }
         source?.cancel()
         writeWatch?.cancel()
+        if reason == .unpublished {
+            // Tells the client the publisher withdrew the port (not died). Best effort: a client
+            // whose socket is full of unread frames sees only the end (``MessagePort/InvalidationReason/peerDied``).
+            _ = Self.closingFrame.withUnsafeBytes { System.sendFrame(fd, $0) }
+        }
         // Counted (and reported) before the peer can see the end: whoever sees it finds it counted.
         publication.connectionEnded(self, reason: reason)
         System.closeDescriptor(fd)

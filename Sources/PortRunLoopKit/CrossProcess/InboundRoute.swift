@@ -47,4 +47,11 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     }
 
     func invalidate() {}
+
+    /// None: the connection is read by the publishing loop, for the publication, not for this port.
+    var readingLoop: PortRunLoop? { nil }
+
+    /// Nothing to do: the end of the connection is not reported to a reply port (only its own
+    /// invalidation is).
+    func watchForEnd(on loop: PortRunLoop) {}
 }

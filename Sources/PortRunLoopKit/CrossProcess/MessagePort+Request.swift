@@ -25,7 +25,8 @@ extension MessagePort {
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
                             receiveTimeout: Duration) throws(CrossProcessPortError) -> MessagePort.Message {
         guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
-        guard !gate.isClosed else { throw .invalidPort } // invalidated here; the connection reports the peer's end
+        // Invalid: invalidated here, or the connection's end invalidated it (then that end is the error).
+        guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
         let reply = try connection.request(msgid: msgid, components: components,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))

@@ -130,8 +130,9 @@ public struct MessagePortNameRegistry: Sendable {
     /// published under that name (`CFMessagePortCreateRemote`). Send to it with
     /// ``MessagePort/send(before:msgid:components:from:)`` (each message spends a credit; with none
     /// left the send waits until its date) or ``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``.
-    /// Its ``MessagePort/isValid`` turns false when the publisher goes away; ``MessagePort/invalidate()``
-    /// closes the connection. A remote port cannot be scheduled in a loop.
+    /// It becomes invalid by itself when the publisher goes away (its ``MessagePort/isValid`` turns
+    /// false and its ``MessagePort/setInvalidationHandler(on:_:)`` closure runs, with the reason);
+    /// ``MessagePort/invalidate()`` closes the connection. A remote port cannot be scheduled in a loop.
     ///
     /// - Parameters:
     ///   - name: the name the port was published under.
@@ -179,6 +180,8 @@ public struct MessagePortNameRegistry: Sendable {
         let logger = self.logger ?? loop?.currentLogger ?? .portRunLoopDisabled
         let connection = RemoteConnection(fd: fd, name: name, options: options, parameters: parameters, logger: logger)
         let port = MessagePort(remote: connection, logger: logger)
+        // The connection's end invalidates the port, with its reason (its invalidation handler).
+        connection.setEndObserver { [weak port] reason in port?.invalidate(reason: reason) }
         if let loop {
             do { try connection.startReading(on: loop) } catch {
                 port.invalidate()

@@ -41,9 +41,16 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
                                     framesRejected: 0, messagesReceived: 0)
     }
     private let state: TracedMutex<State>
-    /// One receive buffer for every connection: they are all read on the loop's thread.
-    /// Loop thread only.
-    let receiveBuffer: UnsafeMutableRawBufferPointer
+    /// Where every connection reads its frames (they are all read on the loop's thread):
+    /// ``receiveSlotCount`` slots of ``receiveSlotSize`` bytes, one frame per slot, filled by one
+    /// `recvmmsg` (``System/receiveFrames(_:into:slotSize:count:lengths:)``), and the frames'
+    /// lengths. A slot holds one byte more than the largest frame (a frame that fills it was too
+    /// large). Up to 16 slots, within 1 MiB: address space mostly, since small frames touch only the
+    /// first page of their slot. Loop thread only.
+    let receiveBuffer: UnsafeMutableRawPointer
+    let receiveSlotSize: Int
+    let receiveSlotCount: Int
+    let receiveLengths: UnsafeMutablePointer<Int>
 
     init(port: MessagePort, name: String, socketPath: String, listenerFD: Int32, lockFD: Int32,
          loop: PortRunLoop, modes: [RunLoop.Mode], options: CrossProcessPortOptions, parameters: PublisherParameters,
@@ -58,7 +65,10 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         self.logger = logger
         self.state = TracedMutex(State(listenerFD: listenerFD, lockFD: lockFD))
         // One byte more than the largest frame: a frame that fills it was too large (MSG_TRUNC).
-        receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
+        receiveSlotSize = (options.maximumMessageSize + 1 + 7) & ~7
+        receiveSlotCount = max(1, min(16, (1 << 20) / receiveSlotSize))
+        receiveBuffer = .allocate(byteCount: receiveSlotSize * receiveSlotCount, alignment: 8)
+        receiveLengths = .allocate(capacity: receiveSlotCount)
     }
 
     deinit {
@@ -70,6 +80,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         }
         if lockFD >= 0 { System.closeDescriptor(lockFD) }
         receiveBuffer.deallocate()
+        receiveLengths.deallocate()
     }
 
     /// Counts since publication.

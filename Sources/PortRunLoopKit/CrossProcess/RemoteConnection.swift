@@ -13,6 +13,12 @@ import Logging
 /// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
 /// thread would otherwise wait in `poll` for data the loop already took.
 ///
+/// The end of the connection (either side's invalidation, the publisher's death, a protocol
+/// violation) is recorded with the lock held (``markEnded(_:reason:)``) and reported to the remote
+/// port (``endObserver``: it invalidates itself with the reason) once the lock is let go, by the
+/// thread that found it: every critical section that may find the end goes through ``locked(_:)``
+/// or ends with ``unlockReportingEnd()``.
+///
 /// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition` (the library's one mutex type, here in its
 /// lock/unlock form because a reader lets it go around `poll`);
 /// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
@@ -36,17 +42,23 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
     /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
     private var polling = 0
-    /// Why the connection ended; nil while open.
+    /// Why the connection ended (what waiting calls throw); nil while open.
     private var ended: CrossProcessPortError?
+    /// The end, for the port's invalidation handler, until it is reported (``unlockReportingEnd()``).
+    private var endToReport: MessagePort.InvalidationReason?
+    /// Told the reason the connection ended, once, without the lock held (the remote port
+    /// invalidates itself). Not told of an end caused by the port's own ``invalidate()``.
+    private var endObserver: (@Sendable (MessagePort.InvalidationReason) -> Void)?
     private var nextRequestID: UInt64 = 1
-    /// Requests waiting for their reply, and the replies that came.
-    private var waitingRequests = Set<UInt64>()
-    private var replies: [UInt64: (msgid: UInt32, components: [Data])] = [:]
+    /// Requests waiting for their reply, by request id; the reply is stored in the wait.
+    private var requests: [UInt64: ReplyWait] = [:]
     /// Local reply ports named in sends, by route id (held like a message holds its reply port).
     private var routes: [UInt64: MessagePort] = [:]
     private var routeIDs: [ObjectIdentifier: UInt64] = [:]
     private var nextRouteID: UInt64 = 1
     private var readSource: FileDescriptorSource?
+    /// The loop `readSource` belongs to (weak: a connection does not keep a loop alive).
+    private weak var readLoop: PortRunLoop?
     /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
     private var wakeFD: Int32 = -1
     /// Replies that came after their request gave up, routed messages for unknown routes or
@@ -72,23 +84,65 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         sendBuffer.deallocate()
     }
 
-    /// Watches the socket on `loop` so frames are read as they arrive.
+    /// Sets what is told when the connection ends (once, before any reading starts).
+    func setEndObserver(_ observer: @escaping @Sendable (MessagePort.InvalidationReason) -> Void) {
+        condition.withLock { _ in endObserver = observer }
+    }
+
+    /// Watches the socket on `loop` so frames are read as they arrive (and the end is seen at
+    /// once). Does nothing when a loop already reads it or the connection is closed.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
         let wake = try System.makeEventfd()
-        let fd = condition.withLock { _ -> Int32 in
-            wakeFD = wake
-            return self.fd
+        // While the source is being made the fd counts as polled, so it is not closed under it.
+        let (fd, keptWake) = condition.withLock { _ -> (Int32, Bool) in
+            if wakeFD < 0 { wakeFD = wake } // kept until deinit (a poller may hold its number)
+            guard readLoop == nil, self.fd >= 0 else { return (-1, wakeFD == wake) }
+            readLoop = loop // claimed: a second caller does nothing
+            polling += 1
+            return (self.fd, wakeFD == wake)
         }
+        if !keptWake { System.closeDescriptor(wake) }
         guard fd >= 0 else { return }
-        let source = try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
-            guard let self else { return }
-            condition.withLock { _ in
-                drainFrames()
-                if isReading { System.signalEventfd(wakeFD) }
-            }
-            condition.broadcast()
+        var made: Result<FileDescriptorSource, PortRunLoopError>
+        do {
+            made = .success(try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
+                guard let self else { return }
+                locked {
+                    drainFrames()
+                    if isReading { System.signalEventfd(wakeFD) }
+                }
+                condition.broadcast()
+            })
+        } catch {
+            made = .failure(error)
         }
-        condition.withLock { _ in readSource = source }
+        locked {
+            polling -= 1
+            switch made {
+            case .success(let source): readSource = source
+            case .failure: readLoop = nil
+            }
+            closeIfEnded() // cancels the source first if the connection ended meanwhile
+        }
+        if case .failure(let error) = made { throw error }
+    }
+
+    /// Takes the lock, runs `body`, lets the lock go and reports an end found meanwhile.
+    private func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        condition.lock()
+        defer { unlockReportingEnd() }
+        return try body()
+    }
+
+    /// Lets the lock go; then, if the connection ended meanwhile (and not by the port's own
+    /// invalidation), tells the end observer, once.
+    private func unlockReportingEnd() {
+        guard endToReport != nil else { condition.unlock(); return } // the usual case, kept short
+        let report = endToReport.map { reason in (reason, endObserver) }
+        endToReport = nil
+        if report != nil { endObserver = nil }
+        condition.unlock()
+        if let (reason, observer) = report { observer?(reason) }
     }
 
     // MARK: RemoteEndpoint
@@ -109,94 +163,103 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     var isValid: Bool {
-        condition.withLock { _ in
+        locked {
             if ended == nil && !isReading { drainFrames() }
             return ended == nil
         }
     }
 
-    func invalidate() { end(.invalidPort) }
+    func invalidate() {
+        condition.withLock { _ in
+            endObserver = nil // the port is invalidating itself: nothing to report
+            markEnded(.invalidPort, reason: .invalidated)
+        }
+    }
+
+    /// Why the connection ended (what calls throw); nil while it is open.
+    var endError: CrossProcessPortError? { condition.withLock { _ in ended } }
+
+    var readingLoop: PortRunLoop? { condition.withLock { _ in readLoop } }
+
+    func watchForEnd(on loop: PortRunLoop) {
+        do { try startReading(on: loop) } catch {
+            logger.warning("MessagePort could not watch a connection to another process for its end", metadata: [
+                LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+        }
+    }
 
     // MARK: Request and reply
 
     /// Sends a request and waits for its reply (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``).
+    ///
+    /// The wait is a ``ReplyWait`` (a ``BlockingCall``), completed by whichever thread reads the
+    /// reply or finds the connection ended. On a thread whose loop is alive it is the library's one
+    /// blocking wait (``BlockingCall/waitUntilComplete(deadline:on:)``): the loop serves its
+    /// `.synchronousWait` mode, where the connection is a temporary fd source (``serveReplies(on:)``)
+    /// whose handler reads the frames and so completes the wait, and the wait is registered in
+    /// ``BlockingWaits`` (with no target loop: the loop that answers is in another process). A
+    /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
+    /// loop is optional), so it reads the socket itself: it polls it as a send waiting for credits
+    /// does (``waitForFrames(until:)``), and stops when its wait is complete.
     func request(msgid: UInt32, components: [Data], sendDeadline: Double,
                  receiveTimeout: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) {
+        let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
+        let wait = ReplyWait(waiter: loop)
         let id = condition.withLock { _ -> UInt64 in
             defer { nextRequestID += 1 }
-            waitingRequests.insert(nextRequestID)
+            requests[nextRequestID] = wait
             return nextRequestID
         }
         let sent = send(frameFor: { _ in
             CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components)
         }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, before: sendDeadline)
         if case .failure(let error) = sent {
-            condition.withLock { _ in _ = waitingRequests.remove(id) }
+            condition.withLock { _ in _ = requests.removeValue(forKey: id) }
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
-        if let loop = PortRunLoop.existingForCurrentThread(), !loop.ownerShutDown,
-           let reply = try awaitReply(id, serving: loop, until: receiveDeadline) {
-            return reply
-        }
-        condition.lock()
-        defer { waitingRequests.remove(id); condition.unlock() }
-        while true {
-            if let reply = replies.removeValue(forKey: id) { return reply }
-            if let ended { throw ended }
-            if !waitForFrames(until: receiveDeadline) {
-                if let reply = replies.removeValue(forKey: id) { return reply }
-                throw .receiveTimedOut
+        if let loop, let source = serveReplies(on: loop) {
+            wait.waitUntilComplete(deadline: receiveDeadline, on: [])
+            source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
+            locked { polling -= 1; closeIfEnded() }
+        } else {
+            locked {
+                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline) {}
             }
+        }
+        return try locked { () throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) in
+            requests.removeValue(forKey: id)
+            if let reply = wait.reply { return reply }
+            if let ended { throw ended }
+            throw .receiveTimedOut
         }
     }
 
-    /// Waits for the reply to request `id` on a thread that has a loop, as
-    /// ``PortRunLoop/performAndWait(timeout:_:)`` waits: the loop runs its private
-    /// `.synchronousWait` mode meanwhile, so synchronous work addressed to it (another thread's
+    /// Makes the connection a temporary fd source of `loop`'s private `.synchronousWait` mode, for
+    /// a request waiting there: its handler reads the frames (completing the request's wait), so
+    /// the reply is read while the loop serves synchronous work addressed to it (another thread's
     /// `performAndWait`, a `postAndWait` delivery, perhaps made by the very handler that is to
-    /// answer) still runs, and the connection is read there, as a temporary fd source of that mode.
-    /// The source counts as a poller, so the connection's fd is not closed under it. Nil when no
-    /// such source could be made (the connection is closed, or the loop refused the fd): the caller
-    /// then waits in `poll` as a thread without a loop does.
-    private func awaitReply(_ id: UInt64, serving loop: PortRunLoop,
-                            until deadline: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data])? {
+    /// answer). The source counts as a poller, so the fd is not closed under it: the caller cancels
+    /// it, then counts itself out (``closeIfEnded()``). Nil when no such source could be made (the
+    /// connection is closed, or the loop refused the fd): the caller then polls the socket.
+    private func serveReplies(on loop: PortRunLoop) -> FileDescriptorSource? {
         let fd = condition.withLock { _ -> Int32 in
             if self.fd >= 0 { polling += 1 }
             return self.fd
         }
-        var made: FileDescriptorSource?
-        if fd >= 0 {
-            // Held strongly: the source lives only until this call returns (cancelled below).
-            made = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait]) { [self] _ in
-                condition.withLock { _ in
-                    drainFrames()
-                    if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
-                }
-                condition.broadcast()
+        guard fd >= 0 else { return nil }
+        // Held strongly: the source lives only until the request returns (cancelled there).
+        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [self] _ in
+            locked {
+                drainFrames()
+                if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
             }
+            condition.broadcast()
+        }) {
+            return source
         }
-        guard let source = made else {
-            if fd >= 0 { condition.withLock { _ in polling -= 1; closeIfEnded() } }
-            return nil
-        }
-        defer {
-            source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
-            condition.withLock { _ in
-                waitingRequests.remove(id)
-                polling -= 1
-                closeIfEnded()
-            }
-        }
-        let answered = { self.condition.withLock { _ in self.replies[id] != nil || self.ended != nil } }
-        while !answered() && System.monotonicSeconds() < deadline {
-            _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline, returnAfterSourceHandled: false, until: answered)
-        }
-        return try condition.withLock { _ throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) in
-            if let reply = replies.removeValue(forKey: id) { return reply }
-            if let ended { throw ended }
-            throw .receiveTimedOut
-        }
+        locked { polling -= 1; closeIfEnded() }
+        return nil
     }
 
     // MARK: Sending
@@ -212,7 +275,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                          "MessagePort.send(before:msgid:components:from:): the reply port of a message to another process must be a local port")
         }
         condition.lock()
-        defer { condition.unlock() }
+        defer { unlockReportingEnd() }
         while true {
             if let ended { return .failure(ended) }
             if credits == 0 && !isReading {
@@ -241,7 +304,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     if let ended { return .failure(ended) }
                     if ready.isEmpty { return .failure(.sendTimedOut) }
                 case .closed:
-                    markEnded(.peerDied)
+                    markEnded(.peerDied, reason: .peerDied)
                 case .failed(let code):
                     logger.warning("MessagePort send to another process failed", metadata: [
                         LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
@@ -303,11 +366,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             case .wouldBlock:
                 return
             case .closed:
-                markEnded(.peerDied)
+                markEnded(.peerDied, reason: .peerDied)
             case .failed(let code):
                 logger.warning("MessagePort connection to another process failed", metadata: [
                     LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
-                markEnded(.peerDied)
+                markEnded(.peerDied, reason: .peerDied)
             case .truncated(let length):
                 protocolViolation("a frame of \(length) bytes exceeds the maximum of \(options.maximumMessageSize)")
             case .done(let length) where length > options.maximumMessageSize:
@@ -327,8 +390,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             credits += Int(frame.firstID)
             if credits > parameters.credits { protocolViolation("more credits returned than granted") }
         case .reply:
-            if waitingRequests.contains(frame.firstID) {
-                replies[frame.firstID] = (frame.msgid, frame.components)
+            if let wait = requests[frame.firstID], wait.reply == nil {
+                wait.reply = (frame.msgid, frame.components)
+                wait.complete()
             } else {
                 dropped += 1 // its request gave up (receive timeout)
             }
@@ -342,23 +406,28 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             }
         case .message:
             protocolViolation("the publisher sent a message frame")
+        case .closing:
+            markEnded(.invalidPort, reason: .publisherWithdrew)
         }
     }
 
     private func protocolViolation(_ why: String) {
         logger.warning("MessagePort closed a connection to another process: protocol violation", metadata: [
             LogKey.portName: "\(name)", LogKey.reason: "\(why)"])
-        markEnded(.peerDied)
+        markEnded(.peerDied, reason: .protocolViolation(why))
     }
 
-    /// With the lock held: the connection ended (`why` is what waiting calls throw). The socket
-    /// is shut down (a thread polling it wakes; the peer sees end of file) and closed as soon as
-    /// no thread polls it.
-    private func markEnded(_ why: CrossProcessPortError) {
+    /// With the lock held: the connection ended (`why` is what waiting calls throw, `reason` what
+    /// the port's invalidation handler is told). The socket is shut down (a thread polling it
+    /// wakes; the peer sees end of file) and closed as soon as no thread polls it; waiting
+    /// requests complete (they find `ended`).
+    private func markEnded(_ why: CrossProcessPortError, reason: MessagePort.InvalidationReason) {
         guard ended == nil else { return }
         ended = why
+        if endObserver != nil { endToReport = reason }
         if fd >= 0 { System.shutdown(fd) }
         closeIfEnded()
+        for wait in requests.values { wait.complete() }
         condition.broadcast()
     }
 
@@ -370,10 +439,5 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         readSource = nil
         System.closeDescriptor(fd)
         fd = -1
-    }
-
-    /// Any thread: ends the connection from this side (``invalidate()``).
-    private func end(_ why: CrossProcessPortError) {
-        condition.withLock { _ in markEnded(why) }
     }
 }

@@ -12,6 +12,12 @@ protocol RemoteEndpoint: AnyObject, Sendable {
     var isValid: Bool { get }
     /// Closes this side.
     func invalidate()
+    /// The loop that reads the connection as frames arrive, if any (where the port's invalidation
+    /// handler runs by default).
+    var readingLoop: PortRunLoop? { get }
+    /// Reads the connection on `loop` too, if no loop reads it yet, so that its end is seen with no
+    /// send (an invalidation handler was set for `loop`).
+    func watchForEnd(on loop: PortRunLoop)
 }
 
 /// Told when the loop takes a message that came from another process (to hand it to the handler,

@@ -126,8 +126,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Set for a port that stands for a port in another process (CrossProcess/): sends go to it,
     /// and the port is never scheduled in a loop.
     let remote: (any RemoteEndpoint)?
-    /// Called once, by the first ``invalidate()`` (CrossProcess/ unpublishes the port's name).
-    private let invalidationObservers = TracedMutex<[@Sendable () -> Void]>([])
+    /// What the first invalidation calls (internal observers: CrossProcess/ unpublishes the port's
+    /// name; the user's handler) and records (the reason, the port's loop then).
+    let invalidation = TracedMutex(InvalidationRecord())
     /// Whether a message from another process was ever queued (only then does a discard look for
     /// credits to give back). Set before such a message is queued under the lock.
     private let remoteSendersSeen = Atomic<Bool>(false)
@@ -208,7 +209,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         withExtendedLifetime(old) {}
     }
 
-    /// False once ``invalidate()`` was called (or the port's loop shut down).
+    /// False once ``invalidate()`` was called (or the port's loop shut down); for a remote port,
+    /// also once its connection ended (see ``setInvalidationHandler(on:_:)``).
     ///
     /// Thread-safety: any thread.
     public var isValid: Bool {
@@ -355,12 +357,18 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// the loop's thread may finish; ``waitForRunningHandlers(timeout:)`` waits for it). Queued
     /// messages are discarded and counted in ``statistics`` (and, when there were any, logged once
     /// at `.notice` with their count: see ``init(queueLimit:logger:)``); senders waiting for room
-    /// return false, and later sends return false. Idempotent.
+    /// return false, and later sends return false. The invalidation handler, if one is set
+    /// (``setInvalidationHandler(on:_:)``), is called once, with ``InvalidationReason/invalidated``.
+    /// Idempotent.
     ///
     /// Thread-safety: any thread, including from inside the port's own handler.
-    public func invalidate() {
+    public func invalidate() { invalidate(reason: .invalidated) }
+
+    /// ``invalidate()`` with the reason its handler is given (a remote port whose connection
+    /// ended calls it with the connection's). Idempotent: only the first call's reason counts.
+    func invalidate(reason: InvalidationReason) {
         guard gate.close() else { return }
-        for observer in invalidationObservers.withLock({ observers in defer { observers = [] }; return observers }) {
+        for observer in invalidation.withLock({ record in defer { record.observers = [] }; return record.observers }) {
             observer()
         }
         remote?.invalidate()
@@ -381,14 +389,22 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             ])
         }
         loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
+        // Recorded after the port's state changed: a handler set from now on runs at once.
+        let handler = invalidation.withLock { record -> InvalidationHandler? in
+            record.reason = reason
+            record.portLoop = loop
+            defer { record.handler = nil }
+            return record.handler
+        }
+        if let handler { runInvalidationHandler(handler, reason: reason, portLoop: loop) }
     }
 
     /// Calls `observer` once when the port is invalidated (at once, on this thread, if it already
     /// is). The observer must not call back into this port's invalidation.
     func onInvalidation(_ observer: @escaping @Sendable () -> Void) {
-        let added = invalidationObservers.withLock { observers -> Bool in
+        let added = invalidation.withLock { record -> Bool in
             guard !gate.isClosed else { return false }
-            observers.append(observer)
+            record.observers.append(observer)
             return true
         }
         if !added { observer() }

@@ -85,6 +85,25 @@ extension System {
         }
     }
 
+    /// Receives up to `count` whole frames without blocking, in one call (`recvmmsg`): frame i
+    /// into the `slotSize` bytes at `buffer + i * slotSize`, its real length in `lengths[i]` (more
+    /// than `slotSize`: it was truncated; 0: end of file, and so are the entries after it).
+    /// `.done(n)`: n frames (at least 1) were read.
+    static func receiveFrames(_ fd: Int32, into buffer: UnsafeMutableRawPointer, slotSize: Int, count: Int,
+                              lengths: UnsafeMutablePointer<Int>) -> SocketResult {
+        while true {
+            let rc = portrunloop_receive_frames(fd, buffer, UInt(slotSize), UInt32(count), lengths)
+            if rc > 0 { return .done(Int(rc)) }
+            if rc == 0 { return .wouldBlock } // no slot asked for
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case ECONNRESET, EPIPE, ENOTCONN: return .closed
+            case let code: return .failed(code)
+            }
+        }
+    }
+
     /// Receives one whole frame into `buffer` without blocking.
     static func receiveFrame(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketResult {
         while true {

@@ -1,0 +1,120 @@
+import Foundation
+import PortRunLoopKit
+import Testing
+
+/// `MessagePort.setInvalidationHandler(on:_:)` across processes: the publisher's invalidation and
+/// its death (SIGKILL) reach a remote port's handler on the reading loop's thread with no send,
+/// with the reason (X6, X7).
+@Suite(.serialized) struct CrossProcessInvalidationHandlerTests {
+    /// What a handler saw: the reason, and whether it ran on the expected loop's thread.
+    typealias Report = (reason: MessagePort.InvalidationReason, onLoop: Bool)
+
+    @Test func thePublishersInvalidationRunsTheRemoteHandlerOnTheReadingLoop() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "withdrawn", "5"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let reader = try RunLoopThread(name: "xproc-reader")
+        defer { reader.stop() }
+        let remote = try directory.registry.remotePort(named: "withdrawn", readingOn: reader.loop)
+        let reports = Recorder<Report>()
+        let called = Signal()
+        let loop = reader.loop
+        remote.setInvalidationHandler { reason in
+            reports.append((reason, loop.isCurrentThread))
+            called.fire()
+        }
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 1))
+        #expect(publisher.waitForLine(startingWith: "MSG 1") != nil)
+        publisher.tell("invalidate")
+        #expect(called.wait(seconds: 10))
+        let report = reports.values.first
+        #expect(report?.reason == .publisherWithdrew)
+        #expect(report?.onLoop == true)
+        #expect(!remote.isValid)
+        #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), msgid: 2))
+        #expect(throws: CrossProcessPortError.invalidPort) {
+            _ = try remote.sendRequest(sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
+        }
+        try reader.loop.performAndWait {} // anything queued after the handler has run
+        #expect(reports.count == 1)
+    }
+
+    @Test func aKilledPublisherRunsTheRemoteHandlerWithNoSend() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "killed", "5"])
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let reader = try RunLoopThread(name: "xproc-reader")
+        defer { reader.stop() }
+        let remote = try directory.registry.remotePort(named: "killed", readingOn: reader.loop)
+        let reports = Recorder<Report>()
+        let called = Signal()
+        let loop = reader.loop
+        remote.setInvalidationHandler { reason in
+            reports.append((reason, loop.isCurrentThread))
+            called.fire()
+        }
+        let start = Date()
+        publisher.kill9()
+        #expect(called.wait(seconds: 10))
+        #expect(Date().timeIntervalSince(start) < 10)
+        let report = reports.values.first
+        #expect(report?.reason == .peerDied)
+        #expect(report?.onLoop == true)
+        #expect(!remote.isValid)
+        #expect(throws: CrossProcessPortError.peerDied) {
+            _ = try remote.sendRequest(sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
+        }
+    }
+
+    @Test func aLoopGivenWithTheHandlerWatchesARemotePortNoLoopReads() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "unread", "5"])
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let watcher = try RunLoopThread(name: "xproc-watcher")
+        defer { watcher.stop() }
+        let remote = try directory.registry.remotePort(named: "unread") // no reading loop
+        let reports = Recorder<Report>()
+        let called = Signal()
+        let loop = watcher.loop
+        remote.setInvalidationHandler(on: watcher.loop) { reason in
+            reports.append((reason, loop.isCurrentThread))
+            called.fire()
+        }
+        publisher.kill9()
+        #expect(called.wait(seconds: 10))
+        let report = reports.values.first
+        #expect(report?.reason == .peerDied)
+        #expect(report?.onLoop == true)
+    }
+
+    @Test func invalidatingARemotePortRunsItsHandlerOnceWithInvalidated() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "mine", "5"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let reader = try RunLoopThread(name: "xproc-reader")
+        defer { reader.stop() }
+        let remote = try directory.registry.remotePort(named: "mine", readingOn: reader.loop)
+        let reports = Recorder<Report>()
+        let called = Signal()
+        let loop = reader.loop
+        remote.setInvalidationHandler { reason in
+            reports.append((reason, loop.isCurrentThread))
+            called.fire()
+        }
+        remote.invalidate()
+        remote.invalidate()
+        #expect(called.wait(seconds: 10))
+        #expect(publisher.waitForLine(startingWith: "GONE") == "GONE closed by the peer")
+        try reader.loop.performAndWait {}
+        #expect(reports.count == 1)
+        let report = reports.values.first
+        #expect(report?.reason == .invalidated)
+        #expect(report?.onLoop == true)
+    }
+}
