@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `MessagePort.setInvalidationHandler(on:_:)` across processes: the publisher's invalidation and
 /// its death (SIGKILL) reach a remote port's handler on the reading loop's thread with no send,

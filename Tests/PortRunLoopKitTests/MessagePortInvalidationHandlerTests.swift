@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `MessagePort.setInvalidationHandler(on:_:)` on local ports: called once, on the port's loop
 /// (or the given one), with the reason; at once when set on an invalid port; never after removal.
