@@ -7,8 +7,22 @@ import PortRunLoopTestSupport
 /// its death (SIGKILL) reach a remote port's handler on the reading loop's thread with no send,
 /// with the reason (X6, X7).
 @Suite(.serialized) struct CrossProcessInvalidationHandlerTests {
-    /// What a handler saw: the reason, and whether it ran on the expected loop's thread.
-    typealias Report = (reason: MessagePort.InvalidationReason, onLoop: Bool)
+    /// What a port's invalidation handler saw: each reason, and whether it ran on `loop`'s thread.
+    final class HandlerWatch: Sendable {
+        typealias Report = (reason: MessagePort.InvalidationReason, onLoop: Bool)
+        let reports = Recorder<Report>()
+        let called = Signal()
+
+        /// Sets `port`'s handler, to run on `given` (nil: the port's own loop), expected on `loop`.
+        init(_ port: MessagePort, on given: PortRunLoop? = nil, expectedOn loop: PortRunLoop) {
+            port.setInvalidationHandler(on: given) { [reports, called] reason in
+                reports.append((reason, loop.isCurrentThread))
+                called.fire()
+            }
+        }
+
+        var first: Report? { reports.values.first }
+    }
 
     @Test func thePublishersInvalidationRunsTheRemoteHandlerOnTheReadingLoop() throws {
         let directory = NameDirectory()
@@ -19,18 +33,12 @@ import PortRunLoopTestSupport
         let reader = try RunLoopThread(name: "xproc-reader")
         defer { reader.stop() }
         let remote = try directory.registry.remotePort(named: "withdrawn", readingOn: reader.loop)
-        let reports = Recorder<Report>()
-        let called = Signal()
-        let loop = reader.loop
-        remote.setInvalidationHandler { reason in
-            reports.append((reason, loop.isCurrentThread))
-            called.fire()
-        }
+        let watch = HandlerWatch(remote, expectedOn: reader.loop)
         #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 1))
         #expect(publisher.waitForLine(startingWith: "MSG 1") != nil)
         publisher.tell("invalidate")
-        #expect(called.wait(seconds: 10))
-        let report = reports.values.first
+        #expect(watch.called.wait(seconds: 10))
+        let report = watch.first
         #expect(report?.reason == .publisherWithdrew)
         #expect(report?.onLoop == true)
         #expect(!remote.isValid)
@@ -39,7 +47,7 @@ import PortRunLoopTestSupport
             _ = try remote.sendRequest(sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
         }
         try reader.loop.performAndWait {} // anything queued after the handler has run
-        #expect(reports.count == 1)
+        #expect(watch.reports.count == 1)
     }
 
     @Test func aKilledPublisherRunsTheRemoteHandlerWithNoSend() throws {
@@ -50,18 +58,12 @@ import PortRunLoopTestSupport
         let reader = try RunLoopThread(name: "xproc-reader")
         defer { reader.stop() }
         let remote = try directory.registry.remotePort(named: "killed", readingOn: reader.loop)
-        let reports = Recorder<Report>()
-        let called = Signal()
-        let loop = reader.loop
-        remote.setInvalidationHandler { reason in
-            reports.append((reason, loop.isCurrentThread))
-            called.fire()
-        }
+        let watch = HandlerWatch(remote, expectedOn: reader.loop)
         let start = Date()
         publisher.kill9()
-        #expect(called.wait(seconds: 10))
+        #expect(watch.called.wait(seconds: 10))
         #expect(Date().timeIntervalSince(start) < 10)
-        let report = reports.values.first
+        let report = watch.first
         #expect(report?.reason == .peerDied)
         #expect(report?.onLoop == true)
         #expect(!remote.isValid)
@@ -78,16 +80,10 @@ import PortRunLoopTestSupport
         let watcher = try RunLoopThread(name: "xproc-watcher")
         defer { watcher.stop() }
         let remote = try directory.registry.remotePort(named: "unread") // no reading loop
-        let reports = Recorder<Report>()
-        let called = Signal()
-        let loop = watcher.loop
-        remote.setInvalidationHandler(on: watcher.loop) { reason in
-            reports.append((reason, loop.isCurrentThread))
-            called.fire()
-        }
+        let watch = HandlerWatch(remote, on: watcher.loop, expectedOn: watcher.loop)
         publisher.kill9()
-        #expect(called.wait(seconds: 10))
-        let report = reports.values.first
+        #expect(watch.called.wait(seconds: 10))
+        let report = watch.first
         #expect(report?.reason == .peerDied)
         #expect(report?.onLoop == true)
     }
@@ -101,20 +97,14 @@ import PortRunLoopTestSupport
         let reader = try RunLoopThread(name: "xproc-reader")
         defer { reader.stop() }
         let remote = try directory.registry.remotePort(named: "mine", readingOn: reader.loop)
-        let reports = Recorder<Report>()
-        let called = Signal()
-        let loop = reader.loop
-        remote.setInvalidationHandler { reason in
-            reports.append((reason, loop.isCurrentThread))
-            called.fire()
-        }
+        let watch = HandlerWatch(remote, expectedOn: reader.loop)
         remote.invalidate()
         remote.invalidate()
-        #expect(called.wait(seconds: 10))
+        #expect(watch.called.wait(seconds: 10))
         #expect(publisher.waitForLine(startingWith: "GONE") == "GONE closed by the peer")
         try reader.loop.performAndWait {}
-        #expect(reports.count == 1)
-        let report = reports.values.first
+        #expect(watch.reports.count == 1)
+        let report = watch.first
         #expect(report?.reason == .invalidated)
         #expect(report?.onLoop == true)
     }
