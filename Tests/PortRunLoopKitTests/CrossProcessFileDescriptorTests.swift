@@ -126,6 +126,27 @@ import PortRunLoopTestSupport
         #expect(reply.fileDescriptors.first?.take() == nil) // taken once
     }
 
+    @Test func theAsyncRequestCarriesAFileDescriptorToo() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "fd-async", "5", "replyfd"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "fd-async")
+        let readEnd = Self.pipeHolding("async ping")
+        let reply = try await remote.sendRequest(msgid: 1, fileDescriptors: [readEnd], sendTimeout: .seconds(10),
+                                                 receiveTimeout: .seconds(10))
+        close(readEnd)
+        #expect(publisher.waitForLine(startingWith: "FD") == "FD 1 async ping")
+        #expect(reply.msgid == 2001)
+        guard let fd = reply.fileDescriptors.first?.take() else {
+            Issue.record("the reply carried no descriptor")
+            return
+        }
+        #expect(Self.readAll(fd) == "pong")
+        close(fd)
+    }
+
     @Test func aProcessPassesAFileDescriptorToThisOne() throws {
         let directory = NameDirectory()
         defer { directory.remove() }

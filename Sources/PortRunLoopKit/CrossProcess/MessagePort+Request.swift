@@ -84,6 +84,29 @@ extension MessagePort {
     }
 }
 
+extension MessagePort {
+    /// The `sendRequest(msgid:components:fileDescriptors:sendTimeout:receiveTimeout:)` above, for async
+    /// callers: the wait runs on a thread of its own, as the async form without descriptors.
+    ///
+    /// Thread-safety: any task.
+    public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], sendTimeout: Duration,
+                            receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MessagePort.Message, CrossProcessPortError>, Never>) in
+            let thread = Thread { [self] in
+                do throws(CrossProcessPortError) {
+                    continuation.resume(returning: .success(try sendRequest(
+                        msgid: msgid, components: components, fileDescriptors: fileDescriptors,
+                        sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.start()
+        }
+        return try result.get()
+    }
+}
+
 extension MessagePort.Message {
     /// Answers this message on its ``replyPort``: the reply to a request from another process
     /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``; one reply per
