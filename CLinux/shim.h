@@ -79,6 +79,78 @@ static inline long portrunloop_receive_frame(int fd, void *buffer, unsigned long
     return (long)recv(fd, buffer, capacity, MSG_DONTWAIT | MSG_TRUNC);
 }
 
+/// The most file descriptors one frame may carry (the kernel's `SCM_MAX_FD`).
+#define PORTRUNLOOP_MAX_FDS_PER_FRAME 253
+
+/// The control-buffer bytes `count` descriptors need (`CMSG_SPACE(count * sizeof(int))`).
+static inline unsigned long portrunloop_fds_control_size(unsigned int count) {
+    return (unsigned long)CMSG_SPACE(count * sizeof(int));
+}
+
+/// `sendmsg(fd, bytes, SCM_RIGHTS fds, MSG_NOSIGNAL | MSG_DONTWAIT)`: one frame carrying `count`
+/// (1 to 253) descriptors; the kernel duplicates them into the receiver.
+static inline long portrunloop_send_frame_with_fds(int fd, const void *bytes, unsigned long length,
+                                                    const int *fds, unsigned int count) {
+    if (count == 0 || count > PORTRUNLOOP_MAX_FDS_PER_FRAME) { errno = EINVAL; return -1; }
+    union { struct cmsghdr align; char bytes[CMSG_SPACE(PORTRUNLOOP_MAX_FDS_PER_FRAME * sizeof(int))]; } control;
+    struct iovec vector = { .iov_base = (void *)bytes, .iov_len = length };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = CMSG_SPACE(count * sizeof(int));
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(count * sizeof(int));
+    memcpy(CMSG_DATA(header), fds, count * sizeof(int));
+    return (long)sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/// After a receive: moves the `SCM_RIGHTS` descriptors of `message` to the start of its control
+/// buffer (as ints) and returns how many; any other control message is ignored. When the kernel
+/// truncated the control data (`MSG_CTRUNC`: descriptors were lost), closes the ones that came and
+/// returns -1.
+static inline int portrunloop_collect_fds(struct msghdr *message) {
+    int collected[PORTRUNLOOP_MAX_FDS_PER_FRAME];
+    int count = 0, overflow = 0;
+    if (message->msg_controllen == 0) return (message->msg_flags & MSG_CTRUNC) ? -1 : 0;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(message); header; header = CMSG_NXTHDR(message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < n; i++) {
+            int received;
+            memcpy(&received, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+            if (count < PORTRUNLOOP_MAX_FDS_PER_FRAME) collected[count++] = received; else { close(received); overflow = 1; }
+        }
+    }
+    if (overflow || (message->msg_flags & MSG_CTRUNC)) {
+        for (int i = 0; i < count; i++) close(collected[i]);
+        return -1;
+    }
+    memcpy(message->msg_control, collected, (unsigned long)count * sizeof(int));
+    return count;
+}
+
+/// `recvmsg(fd, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC)` of one whole frame into `buffer`,
+/// with `controlSize` bytes of `control` for descriptors: the result is the frame's real length
+/// (as ``portrunloop_receive_frame``); `*fdCount` the descriptors received, now the first ints of
+/// `control` (-1: the control data was truncated, all closed).
+static inline long portrunloop_receive_frame_with_fds(int fd, void *buffer, unsigned long capacity,
+                                                      void *control, unsigned long controlSize, int *fdCount) {
+    struct iovec vector = { .iov_base = buffer, .iov_len = capacity };
+    struct msghdr message;
+    memset(&message, 0, sizeof message);
+    message.msg_iov = &vector;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = controlSize;
+    long received = (long)recvmsg(fd, &message, MSG_DONTWAIT | MSG_TRUNC | 0x40000000 /* MSG_CMSG_CLOEXEC */);
+    *fdCount = received >= 0 ? portrunloop_collect_fds(&message) : 0;
+    return received;
+}
+
 /// The most frames ``portrunloop_receive_frames`` reads in one call.
 #define PORTRUNLOOP_MAX_FRAMES_PER_CALL 64
 
@@ -91,12 +163,15 @@ struct portrunloop_mmsghdr {
 };
 
 /// `recvmmsg(fd, …, MSG_DONTWAIT | MSG_TRUNC)` (through `syscall`, see above): up to `count` (at
-/// most 64) whole frames in one call, frame i into the `slotSize` bytes at `buffer + i * slotSize`.
+/// most 64) whole frames in one call, frame i into the `slotSize` bytes at `buffer + i * slotSize`,
+/// its descriptors (`SCM_RIGHTS`, close-on-exec) into the `controlSize` bytes at
+/// `control + i * controlSize`, collected there as ints, their count in `fdCounts[i]` (-1: the
+/// control data was truncated and the descriptors that came were closed).
 /// `lengths[i]` is frame i's real length: more than `slotSize` when it did not fit (only `slotSize`
 /// bytes were copied), 0 at end of file. Returns how many frames were read (at least 1), or -1 with
 /// errno.
 static inline int portrunloop_receive_frames(int fd, void *buffer, unsigned long slotSize, unsigned int count,
-                                             long *lengths) {
+                                             long *lengths, void *control, unsigned long controlSize, int *fdCounts) {
     struct portrunloop_mmsghdr messages[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
     struct iovec vectors[PORTRUNLOOP_MAX_FRAMES_PER_CALL];
     if (count > PORTRUNLOOP_MAX_FRAMES_PER_CALL) count = PORTRUNLOOP_MAX_FRAMES_PER_CALL;
@@ -106,9 +181,15 @@ static inline int portrunloop_receive_frames(int fd, void *buffer, unsigned long
         vectors[i].iov_len = slotSize;
         messages[i].msg_hdr.msg_iov = &vectors[i];
         messages[i].msg_hdr.msg_iovlen = 1;
+        messages[i].msg_hdr.msg_control = (char *)control + (unsigned long)i * controlSize;
+        messages[i].msg_hdr.msg_controllen = controlSize;
     }
-    long received = syscall(SYS_recvmmsg, fd, messages, count, MSG_DONTWAIT | MSG_TRUNC, (void *)0);
-    for (long i = 0; i < received; i++) lengths[i] = (long)messages[i].msg_len;
+    long received = syscall(SYS_recvmmsg, fd, messages, count,
+                            MSG_DONTWAIT | MSG_TRUNC | 0x40000000 /* MSG_CMSG_CLOEXEC */, (void *)0);
+    for (long i = 0; i < received; i++) {
+        lengths[i] = (long)messages[i].msg_len;
+        fdCounts[i] = portrunloop_collect_fds(&messages[i].msg_hdr);
+    }
     return (int)received;
 }
 

@@ -9,12 +9,16 @@
 //       "GONE <reason>" per peer that disconnected; `reply` answers each request with msgid+1000
 //       and the same components; `hold` keeps the owner loop busy until a line "go" arrives on
 //       standard input (messages are held meanwhile); a line "invalidate" invalidates the port
-//       (it stays running) and prints INVALIDATED.
+//       (it stays running) and prints INVALIDATED. A message carrying file descriptors prints
+//       "FD <count> <text>", the text read through each (taken) descriptor until end of file;
+//       `replyfd` answers each request with msgid+2000 and the read end of a pipe holding "pong".
 //   CrossProcessProbe send <dir> <name> <count> <timeoutMs> [size]
 //       sends msgid 0..<count (count -1: forever), each waiting at most timeoutMs; prints
 //       "SENT <i>" / "REFUSED <i>" per message, then "DONE <sent> <refused>" and "VALID <0|1>".
 //   CrossProcessProbe request <dir> <name> <sendTimeoutMs> <receiveTimeoutMs>
 //       prints "REPLY <msgid> <text>" or "ERROR <error>".
+//   CrossProcessProbe sendfd <dir> <name> <text>
+//       sends the read end of a pipe holding <text> (msgid 1) and prints "SENT" or "REFUSED".
 import Foundation
 import PortRunLoopKit
 
@@ -23,6 +27,29 @@ func say(_ line: String) {
     output.lock()
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
     output.unlock()
+}
+
+/// A pipe holding `text` (its write end closed): the read end.
+func pipeHolding(_ text: String) -> Int32 {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { fail("pipe: \(errno)") }
+    let bytes = Array(text.utf8)
+    guard write(ends[1], bytes, bytes.count) == bytes.count else { fail("write: \(errno)") }
+    close(ends[1])
+    return ends[0]
+}
+
+/// Reads `fd` to end of file and closes it.
+func readAll(_ fd: Int32) -> String {
+    var result = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count <= 0 { break }
+        result += buffer[0..<count]
+    }
+    close(fd)
+    return String(decoding: result, as: UTF8.self)
 }
 
 func fail(_ line: String) -> Never {
@@ -44,10 +71,19 @@ case "publish":
     let owner = try RunLoopThread(name: "owner")
     let port = MessagePort(queueLimit: limit)
     let replies = flags.contains("reply")
+    let replyFD = flags.contains("replyfd")
     let loop = owner.loop
     port.setHandler { message in
         say("MSG \(message.msgid) \(loop.isCurrentThread ? 1 : 0) \(message.components.reduce(0) { $0 + $1.count })")
-        if replies { message.reply(msgid: message.msgid + 1000, components: message.components, before: Date(timeIntervalSinceNow: 5)) }
+        if !message.fileDescriptors.isEmpty {
+            let texts = message.fileDescriptors.compactMap { $0.take() }.map(readAll)
+            say("FD \(message.fileDescriptors.count) \(texts.joined(separator: "|"))")
+        }
+        if replyFD {
+            let readEnd = pipeHolding("pong")
+            message.reply(msgid: message.msgid + 2000, fileDescriptors: [readEnd], before: Date(timeIntervalSinceNow: 5))
+            close(readEnd)
+        } else if replies { message.reply(msgid: message.msgid + 1000, components: message.components, before: Date(timeIntervalSinceNow: 5)) }
     }
     owner.loop.add(port, forMode: .default)
     let held = DispatchSemaphore(value: 0)
@@ -103,6 +139,16 @@ case "request":
     } catch {
         say("ERROR \(error)")
     }
+    exit(0)
+
+case "sendfd":
+    guard arguments.count >= 5 else { fail("bad sendfd arguments") }
+    let remote: MessagePort
+    do { remote = try registry.remotePort(named: name) } catch { fail("\(error)") }
+    let readEnd = pipeHolding(arguments[4])
+    let sent = remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 1, fileDescriptors: [readEnd])
+    close(readEnd)
+    say(sent ? "SENT" : "REFUSED")
     exit(0)
 
 default:

@@ -8,7 +8,9 @@ import Foundation
 ///  0     4    magic "PRLX" (0x50 0x52 0x4C 0x58)
 ///  4     1    version (1)
 ///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message, 5 closing
-///  6     2    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
+///  6     1    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
+///  7     1    descriptor count: the file descriptors sent with the frame as `SCM_RIGHTS`
+///             (message, reply, routed message; 0 otherwise)
 ///  8     4    msgid (message, reply, routed message; 0 otherwise)
 /// 12     4    component count n (0 for credit)
 /// 16     8    first id: request id (request message, reply), credits returned (credit), route (routed message)
@@ -35,7 +37,7 @@ struct CrossProcessFrame: Equatable {
 
     /// Message flags.
     struct Flags: OptionSet, Equatable {
-        let rawValue: UInt16
+        let rawValue: UInt8
         static let request = Flags(rawValue: 1)
         static let replyRoute = Flags(rawValue: 2)
     }
@@ -52,6 +54,8 @@ struct CrossProcessFrame: Equatable {
     var firstID: UInt64 = 0
     var secondID: UInt64 = 0
     var components: [Data] = []
+    /// How many file descriptors travel with the frame (as `SCM_RIGHTS` on the same `sendmsg`).
+    var descriptorCount: UInt8 = 0
 
     /// The encoded size of a frame with these components.
     static func encodedSize(of components: [Data]) -> Int {
@@ -76,7 +80,7 @@ struct CrossProcessFrame: Equatable {
             offset += MemoryLayout<T>.size
         }
         // Magic, version, kind and flags: the header's first 8 bytes, in one store.
-        put(Self.leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48)
+        put(Self.leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48 | UInt64(descriptorCount) << 56)
         put(msgid)
         put(UInt32(components.count))
         put(firstID)
@@ -98,7 +102,9 @@ enum FrameError: Error, Equatable {
     case badMagic
     case unsupportedVersion(UInt8)
     case unknownKind(UInt8)
-    case badFlags(UInt16)
+    case badFlags(UInt8)
+    /// A frame of a kind that never carries descriptors announced some.
+    case unexpectedDescriptors(UInt8)
     case tooManyComponents(UInt32)
     case lengthMismatch(expected: Int, actual: Int)
     case unexpectedField
@@ -117,10 +123,14 @@ extension CrossProcessFrame {
         }
         guard bytes[4] == version else { return .failure(.unsupportedVersion(bytes[4])) }
         guard let kind = Kind(rawValue: bytes[5]) else { return .failure(.unknownKind(bytes[5])) }
-        let rawFlags: UInt16 = load(bytes, 6)
+        let rawFlags = bytes[6]
         let flags = Flags(rawValue: rawFlags)
         let allowed: Flags = kind == .message ? [.request, .replyRoute] : []
         guard allowed.isSuperset(of: flags) else { return .failure(.badFlags(rawFlags)) }
+        let descriptorCount = bytes[7]
+        guard descriptorCount == 0 || kind == .message || kind == .reply || kind == .routed else {
+            return .failure(.unexpectedDescriptors(descriptorCount))
+        }
         let msgid: UInt32 = load(bytes, 8)
         let count: UInt32 = load(bytes, 12)
         let firstID: UInt64 = load(bytes, 16)
@@ -158,7 +168,7 @@ extension CrossProcessFrame {
             offset += length
         }
         return .success(CrossProcessFrame(kind: kind, flags: flags, msgid: msgid, firstID: firstID,
-                                          secondID: secondID, components: components))
+                                          secondID: secondID, components: components, descriptorCount: descriptorCount))
     }
 
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {

@@ -17,6 +17,8 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
     case peerNotAllowed(uid: UInt32)
     /// A message larger than the maximum message size (header included) of this connection.
     case messageTooLarge(size: Int, limit: Int)
+    /// A message with more file descriptors than ``CrossProcessPortOptions/maximumFileDescriptorsPerMessage``.
+    case tooManyFileDescriptors(count: Int, limit: Int)
     /// The request could not be sent before its send timeout (no credit, or no room in the socket).
     case sendTimedOut
     /// The request was sent but no reply came before its receive timeout.
@@ -38,6 +40,7 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
         case .notPublished(let name): "no live process publishes the name '\(name)'"
         case .peerNotAllowed(let uid): "the peer runs as uid \(uid), which is not allowed"
         case .messageTooLarge(let size, let limit): "message of \(size) bytes exceeds the maximum of \(limit)"
+        case .tooManyFileDescriptors(let count, let limit): "message with \(count) file descriptors exceeds the maximum of \(limit)"
         case .sendTimedOut: "the request could not be sent before the send timeout"
         case .receiveTimedOut: "no reply came before the receive timeout"
         case .invalidPort: "the port is invalid"

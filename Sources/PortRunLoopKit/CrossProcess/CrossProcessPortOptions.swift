@@ -20,6 +20,20 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     /// Thread-safety: a value type.
     public var maximumMessageSize: Int
 
+    /// The default ``maximumFileDescriptorsPerMessage``: 16.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultMaximumFileDescriptorsPerMessage = 16
+
+    /// The most file descriptors one message may carry (1 to 253, the kernel's `SCM_MAX_FD`). A
+    /// sender refuses a message with more before sending it (`send` returns false and logs;
+    /// `sendRequest` throws ``CrossProcessPortError/tooManyFileDescriptors(count:limit:)``); a
+    /// receiver disconnects (and counts) a peer whose frame carries more (it closes every
+    /// descriptor that came). Each side applies its own value to what it sends and receives.
+    ///
+    /// Thread-safety: a value type.
+    public var maximumFileDescriptorsPerMessage: Int
+
     /// The user ids whose processes may connect (publisher) or be connected to (client), checked
     /// with `SO_PEERCRED`. nil (the default): this process's own uid only.
     ///
@@ -30,7 +44,11 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     ///
     /// Thread-safety: a value type.
     public init(maximumMessageSize: Int = CrossProcessPortOptions.defaultMaximumMessageSize,
-                allowedUserIDs: Set<UInt32>? = nil) {
+                allowedUserIDs: Set<UInt32>? = nil,
+                maximumFileDescriptorsPerMessage: Int = CrossProcessPortOptions.defaultMaximumFileDescriptorsPerMessage) {
+        precondition((0...System.maximumDescriptorsPerFrame).contains(maximumFileDescriptorsPerMessage),
+                     "CrossProcessPortOptions: maximumFileDescriptorsPerMessage must be within 0...\(System.maximumDescriptorsPerFrame)")
+        self.maximumFileDescriptorsPerMessage = maximumFileDescriptorsPerMessage
         precondition(maximumMessageSize >= CrossProcessFrame.headerSize,
                      "CrossProcessPortOptions: maximumMessageSize must be at least \(CrossProcessFrame.headerSize) (the frame header)")
         self.maximumMessageSize = maximumMessageSize

@@ -82,12 +82,17 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         let slotSize = publication.receiveSlotSize
         let lengths = publication.receiveLengths
         let limit = publication.options.maximumMessageSize
+        let control = publication.receiveControl
+        let controlSize = publication.receiveControlSize
+        let descriptorCounts = publication.receiveDescriptorCounts
+        let descriptorLimit = publication.options.maximumFileDescriptorsPerMessage
         var received = 0
         defer { if received > 0 { publication.count { $0.messagesReceived += received } } }
         var read = 0
         while read < Self.framesPerTurn {
             let wanted = min(publication.receiveSlotCount, Self.framesPerTurn - read)
-            switch System.receiveFrames(fd, into: slots, slotSize: slotSize, count: wanted, lengths: lengths) {
+            switch System.receiveFrames(fd, into: slots, slotSize: slotSize, count: wanted, lengths: lengths,
+                                        control: control, controlSize: controlSize, descriptorCounts: descriptorCounts) {
             case .wouldBlock:
                 return
             case .closed:
@@ -99,7 +104,23 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
             case .truncated:
                 return // not a result of receiveFrames
             case .done(let count):
+                // The descriptors of the frames not yet taken: closed when the batch ends early.
+                var untaken = 0
+                defer {
+                    for index in untaken..<count where descriptorCounts[index] > 0 {
+                        System.closeDescriptors(control + index * controlSize, count: Int(descriptorCounts[index]))
+                    }
+                }
                 for index in 0..<count {
+                    untaken = index + 1
+                    let carried = descriptorCounts[index]
+                    // Owned at once: every path below that does not queue them closes them.
+                    let descriptors = carried > 0
+                        ? System.takeDescriptors(control + index * controlSize, count: Int(carried)) : []
+                    guard carried >= 0 else {
+                        close(reason: .protocolViolation("file descriptors were lost (more than the \(descriptorLimit) allowed, or the control data was truncated)"))
+                        return
+                    }
                     let length = lengths[index]
                     guard length > 0 else { close(reason: .closed); return } // end of file
                     guard length <= limit else {
@@ -112,7 +133,11 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                         close(reason: .protocolViolation("malformed frame: \(error)"))
                         return
                     case .success(let frame):
-                        switch receive(frame) {
+                        guard Int(frame.descriptorCount) == descriptors.count, descriptors.count <= descriptorLimit else {
+                            close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
+                            return
+                        }
+                        switch receive(frame, descriptors: descriptors) {
                         case .closed: return
                         case .queued: received += 1
                         case .dropped: break
@@ -133,13 +158,13 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     ///
     /// A message with no components and no reply port (a pure signal) carries the connection's one
     /// ``signalPayload``: all it needs is the credit sink, so it costs no allocation.
-    private func receive(_ frame: CrossProcessFrame) -> Receipt {
+    private func receive(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor]) -> Receipt {
         guard frame.kind == .message else {
             close(reason: .protocolViolation("a client sent a frame of kind \(frame.kind)"))
             return .closed
         }
         let credits = self.credits
-        let signal = frame.components.isEmpty && frame.flags.isEmpty
+        let signal = frame.components.isEmpty && frame.flags.isEmpty && descriptors.isEmpty
         let (withinCredits, shared) = state.withLock { state -> (Bool, MessagePort.Payload?) in
             guard state.outstanding < credits else { return (false, nil) }
             state.outstanding += 1
@@ -163,7 +188,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
             } else if frame.flags.contains(.replyRoute) {
                 replyPort = MessagePort(remote: InboundRoute(connection: self, route: .routed(frame.secondID)), logger: publication.logger)
             }
-            payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self)
+            payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self,
+                                          fileDescriptors: descriptors)
         }
         return port.inject(msgid: frame.msgid, payload: payload) ? .queued : .dropped
     }
@@ -219,11 +245,14 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
 
     /// Any thread: sends a reply or routed frame, waiting for room in the socket until the monotonic
     /// `deadline`. False when the connection is closed or stayed full.
-    func sendFrame(_ bytes: [UInt8], before deadline: Double) -> Bool {
+    func sendFrame(_ bytes: [UInt8], descriptors: [Int32] = [], before deadline: Double) -> Bool {
         while true {
             let (fd, result) = state.withLock { state -> (Int32, System.SocketResult) in
                 guard state.fd >= 0 else { return (-1, .closed) }
-                return (state.fd, bytes.withUnsafeBytes { System.sendFrame(state.fd, $0) })
+                return (state.fd, bytes.withUnsafeBytes { bytes in
+                    descriptors.isEmpty ? System.sendFrame(state.fd, bytes)
+                        : descriptors.withUnsafeBufferPointer { System.sendFrame(state.fd, bytes, descriptors: $0) }
+                })
             }
             switch result {
             case .done: return true

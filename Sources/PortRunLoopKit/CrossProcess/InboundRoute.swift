@@ -21,7 +21,8 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
         self.route = route
     }
 
-    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?) -> Bool {
+    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
+              descriptors: [Int32]) -> Bool {
         precondition(replyPort == nil, "MessagePort.send(before:msgid:components:from:): a reply to another process cannot carry a reply port")
         let size = CrossProcessFrame.encodedSize(of: components)
         let limit = connection.publication.options.maximumMessageSize
@@ -30,15 +31,23 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
                 LogKey.portName: "\(connection.publication.name)", LogKey.reason: "\(CrossProcessPortError.messageTooLarge(size: size, limit: limit))"])
             return false
         }
+        let descriptorLimit = connection.publication.options.maximumFileDescriptorsPerMessage
+        guard descriptors.count <= descriptorLimit else {
+            connection.publication.logger.warning("MessagePort reply not sent: too many file descriptors", metadata: [
+                LogKey.portName: "\(connection.publication.name)",
+                LogKey.reason: "\(CrossProcessPortError.tooManyFileDescriptors(count: descriptors.count, limit: descriptorLimit))"])
+            return false
+        }
+        let count = UInt8(truncatingIfNeeded: descriptors.count)
         let frame: CrossProcessFrame
         switch route {
         case .reply(let id):
             guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return false }
-            frame = CrossProcessFrame(kind: .reply, msgid: msgid, firstID: id, components: components)
+            frame = CrossProcessFrame(kind: .reply, msgid: msgid, firstID: id, components: components, descriptorCount: count)
         case .routed(let id):
-            frame = CrossProcessFrame(kind: .routed, msgid: msgid, firstID: id, components: components)
+            frame = CrossProcessFrame(kind: .routed, msgid: msgid, firstID: id, components: components, descriptorCount: count)
         }
-        return connection.sendFrame(frame.encoded(), before: deadline)
+        return connection.sendFrame(frame.encoded(), descriptors: descriptors, before: deadline)
     }
 
     var isValid: Bool {

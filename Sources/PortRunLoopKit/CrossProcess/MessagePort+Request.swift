@@ -30,7 +30,28 @@ extension MessagePort {
         let reply = try connection.request(msgid: msgid, components: components,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
-        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self)
+        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self,
+                                   fileDescriptors: reply.descriptors)
+    }
+
+    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` carrying file
+    /// descriptors (`SCM_RIGHTS`; the caller keeps its own, see
+    /// ``send(before:msgid:components:fileDescriptors:from:)``). The reply's descriptors, if any,
+    /// are in its ``Message/fileDescriptors``.
+    ///
+    /// - Throws: as the form without descriptors, and ``CrossProcessPortError/tooManyFileDescriptors(count:limit:)``
+    ///   beyond ``CrossProcessPortOptions/maximumFileDescriptorsPerMessage``.
+    ///
+    /// Thread-safety: any thread.
+    public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], sendTimeout: Duration,
+                            receiveTimeout: Duration) throws(CrossProcessPortError) -> MessagePort.Message {
+        guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
+        guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
+        let reply = try connection.request(msgid: msgid, components: components, descriptors: fileDescriptors,
+                                           sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
+                                           receiveTimeout: max(0, receiveTimeout.seconds))
+        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self,
+                                   fileDescriptors: reply.descriptors)
     }
 
     /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers: the
@@ -63,6 +84,29 @@ extension MessagePort {
     }
 }
 
+extension MessagePort {
+    /// The `sendRequest(msgid:components:fileDescriptors:sendTimeout:receiveTimeout:)` above, for async
+    /// callers: the wait runs on a thread of its own, as the async form without descriptors.
+    ///
+    /// Thread-safety: any task.
+    public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], sendTimeout: Duration,
+                            receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MessagePort.Message, CrossProcessPortError>, Never>) in
+            let thread = Thread { [self] in
+                do throws(CrossProcessPortError) {
+                    continuation.resume(returning: .success(try sendRequest(
+                        msgid: msgid, components: components, fileDescriptors: fileDescriptors,
+                        sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.start()
+        }
+        return try result.get()
+    }
+}
+
 extension MessagePort.Message {
     /// Answers this message on its ``replyPort``: the reply to a request from another process
     /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``; one reply per
@@ -81,5 +125,14 @@ extension MessagePort.Message {
     @discardableResult
     public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date) -> Bool {
         replyPort?.send(before: date, msgid: msgid, components: components) ?? false
+    }
+
+    /// ``reply(msgid:components:before:)`` carrying file descriptors; the caller keeps its own
+    /// (see ``MessagePort/send(before:msgid:components:fileDescriptors:from:)``).
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func reply(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], before date: Date) -> Bool {
+        replyPort?.send(before: date, msgid: msgid, components: components, fileDescriptors: fileDescriptors) ?? false
     }
 }

@@ -43,7 +43,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     private let state: TracedMutex<State>
     /// Where every connection reads its frames (they are all read on the loop's thread):
     /// ``receiveSlotCount`` slots of ``receiveSlotSize`` bytes, one frame per slot, filled by one
-    /// `recvmmsg` (``System/receiveFrames(_:into:slotSize:count:lengths:)``), and the frames'
+    /// `recvmmsg` (``System/receiveFrames(_:into:slotSize:count:lengths:control:controlSize:descriptorCounts:)``), and the frames'
     /// lengths. A slot holds one byte more than the largest frame (a frame that fills it was too
     /// large). Up to 16 slots, within 1 MiB: address space mostly, since small frames touch only the
     /// first page of their slot. Loop thread only.
@@ -51,6 +51,12 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     let receiveSlotSize: Int
     let receiveSlotCount: Int
     let receiveLengths: UnsafeMutablePointer<Int>
+    /// Per slot, ``receiveControlSize`` bytes where the frame's descriptors land (room for the
+    /// options' limit: a frame with more is cut short by the kernel, `MSG_CTRUNC`, a violation),
+    /// and the count of descriptors each frame brought. Loop thread only.
+    let receiveControl: UnsafeMutableRawPointer
+    let receiveControlSize: Int
+    let receiveDescriptorCounts: UnsafeMutablePointer<Int32>
 
     init(port: MessagePort, name: String, socketPath: String, listenerFD: Int32, lockFD: Int32,
          loop: PortRunLoop, modes: [RunLoop.Mode], options: CrossProcessPortOptions, parameters: PublisherParameters,
@@ -69,6 +75,9 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         receiveSlotCount = max(1, min(16, (1 << 20) / receiveSlotSize))
         receiveBuffer = .allocate(byteCount: receiveSlotSize * receiveSlotCount, alignment: 8)
         receiveLengths = .allocate(capacity: receiveSlotCount)
+        receiveControlSize = System.descriptorControlSize(options.maximumFileDescriptorsPerMessage)
+        receiveControl = .allocate(byteCount: receiveControlSize * receiveSlotCount, alignment: 8)
+        receiveDescriptorCounts = .allocate(capacity: receiveSlotCount)
     }
 
     deinit {
@@ -80,6 +89,8 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         }
         if lockFD >= 0 { System.closeDescriptor(lockFD) }
         receiveBuffer.deallocate()
+        receiveControl.deallocate()
+        receiveDescriptorCounts.deallocate()
         receiveLengths.deallocate()
     }
 

@@ -30,6 +30,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let logger: Logger
     private let condition = TracedMutex<Void>(())
     private let receiveBuffer: UnsafeMutableRawBufferPointer
+    /// Where a receive takes the descriptors of a frame (room for the options' limit; a frame with
+    /// more is cut short by the kernel, a protocol violation).
+    private let receiveControl: UnsafeMutableRawBufferPointer
     /// Where a send builds its frame (with the lock held; built again after the lock was let go
     /// around a `poll`, since another sender may have used it meanwhile): no allocation per send.
     /// At most 64 KiB (the publisher's maximum comes from its lock file): a larger frame is built
@@ -73,6 +76,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         self.logger = logger
         self.credits = parameters.credits
         receiveBuffer = .allocate(byteCount: options.maximumMessageSize + 1, alignment: 8)
+        receiveControl = .allocate(byteCount: System.descriptorControlSize(options.maximumFileDescriptorsPerMessage), alignment: 8)
         sendBuffer = .allocate(byteCount: min(parameters.maximumFrameSize, 64 * 1024), alignment: 8)
     }
 
@@ -81,6 +85,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
+        receiveControl.deallocate()
         sendBuffer.deallocate()
     }
 
@@ -147,13 +152,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     // MARK: RemoteEndpoint
 
-    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?) -> Bool {
+    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
+              descriptors: [Int32]) -> Bool {
         switch send(frameFor: { route in
             CrossProcessFrame(kind: .message, flags: route == 0 ? [] : .replyRoute, msgid: msgid, secondID: route,
-                              components: components)
-        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: replyPort, before: deadline) {
+                              components: components, descriptorCount: UInt8(truncatingIfNeeded: descriptors.count))
+        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: replyPort, descriptors: descriptors, before: deadline) {
         case .success: return true
         case .failure(let error):
+            if case .tooManyFileDescriptors = error {
+                logger.warning("MessagePort send to another process refused: too many file descriptors", metadata: [
+                    LogKey.portName: "\(name)", LogKey.reason: "\(error)"])
+            }
             if case .messageTooLarge = error {
                 logger.warning("MessagePort send to another process refused: message too large", metadata: [
                     LogKey.portName: "\(name)", LogKey.reason: "\(error)"])
@@ -201,8 +211,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
     /// loop is optional), so it reads the socket itself: it polls it as a send waiting for credits
     /// does (``waitForFrames(until:)``), and stops when its wait is complete.
-    func request(msgid: UInt32, components: [Data], sendDeadline: Double,
-                 receiveTimeout: Double) throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) {
+    func request(msgid: UInt32, components: [Data], descriptors: [Int32] = [], sendDeadline: Double,
+                 receiveTimeout: Double) throws(CrossProcessPortError) -> ReplyWait.Reply {
         let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
         let wait = ReplyWait(waiter: loop)
         let id = condition.withLock { _ -> UInt64 in
@@ -211,8 +221,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             return nextRequestID
         }
         let sent = send(frameFor: { _ in
-            CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components)
-        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, before: sendDeadline)
+            CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components,
+                              descriptorCount: UInt8(truncatingIfNeeded: descriptors.count))
+        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, descriptors: descriptors, before: sendDeadline)
         if case .failure(let error) = sent {
             condition.withLock { _ in _ = requests.removeValue(forKey: id) }
             throw error
@@ -227,7 +238,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline) {}
             }
         }
-        return try locked { () throws(CrossProcessPortError) -> (msgid: UInt32, components: [Data]) in
+        return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
             requests.removeValue(forKey: id)
             if let reply = wait.reply { return reply }
             if let ended { throw ended }
@@ -267,9 +278,12 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Sends the frame `makeFrame` builds (given the reply port's route id, 0 for none), spending a
     /// credit; waits for a credit or room in the socket until `deadline`.
     private func send(frameFor makeFrame: (UInt64) -> CrossProcessFrame, size: Int, replyPort: MessagePort?,
-                      before deadline: Double) -> Result<Void, CrossProcessPortError> {
+                      descriptors: [Int32], before deadline: Double) -> Result<Void, CrossProcessPortError> {
         let limit = parameters.maximumFrameSize
         guard size <= limit else { return .failure(.messageTooLarge(size: size, limit: limit)) }
+        if !descriptors.isEmpty, descriptors.count > options.maximumFileDescriptorsPerMessage {
+            return .failure(.tooManyFileDescriptors(count: descriptors.count, limit: options.maximumFileDescriptorsPerMessage))
+        }
         if let replyPort {
             precondition(replyPort.remote == nil,
                          "MessagePort.send(before:msgid:components:from:): the reply port of a message to another process must be a local port")
@@ -284,9 +298,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             }
             if credits > 0 {
                 let frame = makeFrame(replyPort.map(routeID(for:)) ?? 0)
-                let result = size <= sendBuffer.count
-                    ? System.sendFrame(fd, UnsafeRawBufferPointer(rebasing: sendBuffer[0..<frame.encode(into: sendBuffer)]))
-                    : frame.encoded().withUnsafeBytes { System.sendFrame(fd, $0) }
+                let result = descriptors.isEmpty
+                    ? (size <= sendBuffer.count
+                        ? System.sendFrame(fd, UnsafeRawBufferPointer(rebasing: sendBuffer[0..<frame.encode(into: sendBuffer)]))
+                        : frame.encoded().withUnsafeBytes { System.sendFrame(fd, $0) })
+                    : frame.encoded().withUnsafeBytes { bytes in
+                        descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
+                    }
                 switch result {
                 case .done:
                     credits -= 1
@@ -362,7 +380,16 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// With the lock held: reads and handles every frame waiting, without blocking.
     private func drainFrames() {
         while ended == nil, fd >= 0 {
-            switch System.receiveFrame(fd, into: receiveBuffer) {
+            var descriptorCount: Int32 = 0
+            let result = System.receiveFrame(fd, into: receiveBuffer, control: receiveControl, descriptorCount: &descriptorCount)
+            // Owned at once: every path below that does not hand them on closes them.
+            let descriptors = descriptorCount > 0
+                ? System.takeDescriptors(receiveControl.baseAddress!, count: Int(descriptorCount)) : []
+            guard descriptorCount >= 0 else {
+                protocolViolation("file descriptors were lost (the control data was truncated)")
+                return
+            }
+            switch result {
             case .wouldBlock:
                 return
             case .closed:
@@ -378,27 +405,34 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             case .done(let length):
                 switch CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length])) {
                 case .failure(let error): protocolViolation("malformed frame: \(error)")
-                case .success(let frame): handle(frame)
+                case .success(let frame):
+                    guard Int(frame.descriptorCount) == descriptors.count,
+                          descriptors.count <= options.maximumFileDescriptorsPerMessage else {
+                        protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(options.maximumFileDescriptorsPerMessage))")
+                        return
+                    }
+                    handle(frame, descriptors: descriptors)
                 }
             }
         }
     }
 
-    private func handle(_ frame: CrossProcessFrame) {
+    private func handle(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor]) {
         switch frame.kind {
         case .credit:
             credits += Int(frame.firstID)
             if credits > parameters.credits { protocolViolation("more credits returned than granted") }
         case .reply:
             if let wait = requests[frame.firstID], wait.reply == nil {
-                wait.reply = (frame.msgid, frame.components)
+                wait.reply = ReplyWait.Reply(msgid: frame.msgid, components: frame.components, descriptors: descriptors)
                 wait.complete()
             } else {
                 dropped += 1 // its request gave up (receive timeout)
             }
         case .routed:
             guard let port = routes[frame.firstID],
-                  port.send(before: .distantPast, msgid: frame.msgid, components: frame.components) else {
+                  port.send(before: .distantPast, msgid: frame.msgid, components: frame.components, context: CallerContext.capture(),
+                            descriptors: descriptors) else {
                 dropped += 1
                 logger.notice("MessagePort dropped a message for a reply port (unknown, invalid or full)", metadata: [
                     LogKey.portName: "\(name)"])

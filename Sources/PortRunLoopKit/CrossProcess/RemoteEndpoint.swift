@@ -6,8 +6,10 @@ import Foundation
 /// Thread-safety: implementations are `Sendable`; every member is safe from any thread.
 protocol RemoteEndpoint: AnyObject, Sendable {
     /// Sends one message; waits (for a credit, or room in the socket) until the monotonic
-    /// `deadline` at most. False when it was not sent (and never will be).
-    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?) -> Bool
+    /// `deadline` at most. False when it was not sent (and never will be). `descriptors` go with it
+    /// as `SCM_RIGHTS`; the caller keeps them (the kernel duplicates them).
+    func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
+              descriptors: [Int32]) -> Bool
     /// False once either side closed the connection (a non-blocking check).
     var isValid: Bool { get }
     /// Closes this side.

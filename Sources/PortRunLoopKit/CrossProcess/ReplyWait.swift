@@ -10,8 +10,15 @@ import Foundation
 /// Thread-safety: `@unchecked Sendable`; `reply` is guarded by the connection's mutex (written
 /// there before ``BlockingCall/complete()``, read there after); the rest is ``BlockingCall``'s.
 final class ReplyWait: BlockingCall, @unchecked Sendable {
+    /// What a reply carries.
+    struct Reply {
+        let msgid: UInt32
+        let components: [Data]
+        let descriptors: [TransferredFileDescriptor]
+    }
+
     /// The reply, once read.
-    var reply: (msgid: UInt32, components: [Data])?
+    var reply: Reply?
 
     /// Nothing has started that must be waited for: the wait ends (with no reply: a timeout).
     override func deadlinePassed() { complete() }

@@ -235,11 +235,13 @@ extension PortRunLoop {
             if let payload = envelope.payload {
                 message.components = payload.components
                 message.replyPort = payload.replyPort
+                message.fileDescriptors = payload.fileDescriptors
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
-            } else if message.replyPort != nil || !message.components.isEmpty {
+            } else if message.replyPort != nil || !message.components.isEmpty || !message.fileDescriptors.isEmpty {
                 // A pure signal after a message that carried something.
                 message.components = []
                 message.replyPort = nil
+                message.fileDescriptors = []
             }
             withCallerContext(envelope.payload?.context, ambient: ambient) { deliver(message) }
             port.deliveredCounter.increment()

@@ -20,6 +20,11 @@ extension MessagePort {
         public internal(set) var replyPort: MessagePort?
         /// The port this message arrived on. Thread-safety: immutable.
         public let receivePort: MessagePort
+        /// The file descriptors the sender passed (``MessagePort/send(before:msgid:components:fileDescriptors:from:)``),
+        /// owned by the message: each is closed when the last copy of the message is released,
+        /// unless the handler took it (``TransferredFileDescriptor/take()``). Empty for most
+        /// messages. Thread-safety: read-only for users; the descriptors are `Sendable`.
+        public internal(set) var fileDescriptors: [TransferredFileDescriptor] = []
     }
 }
 

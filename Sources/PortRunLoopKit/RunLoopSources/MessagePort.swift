@@ -45,8 +45,12 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// For a message that came from another process: told when the loop hands it to the
         /// handler (the sender's credit comes back; see ``CreditSink``).
         let creditSink: (any CreditSink)?
+        /// The file descriptors the message carries (closed with the payload unless taken).
+        let fileDescriptors: [TransferredFileDescriptor]
 
-        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?, creditSink: (any CreditSink)? = nil) {
+        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?, creditSink: (any CreditSink)? = nil,
+             fileDescriptors: [TransferredFileDescriptor] = []) {
+            self.fileDescriptors = fileDescriptors
             self.components = components
             self.replyPort = replyPort
             self.context = context
@@ -236,16 +240,50 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         send(before: date, msgid: msgid, components: components, from: replyPort, context: CallerContext.capture())
     }
 
+    /// Sends a message carrying file descriptors, as a Mach message carries port rights: the
+    /// receiving handler finds them, owned, in ``Message/fileDescriptors``. The caller keeps its own
+    /// descriptors (a local port gets close-on-exec duplicates; to another process they travel as
+    /// `SCM_RIGHTS`, which the kernel duplicates). Otherwise as ``send(before:msgid:components:from:)``.
+    ///
+    /// - Returns: false as for ``send(before:msgid:components:from:)``, and also when a descriptor
+    ///   could not be duplicated (an invalid fd) or, to another process, when there are more than
+    ///   ``CrossProcessPortOptions/maximumFileDescriptorsPerMessage`` (logged).
+    ///
+    /// Thread-safety: safe from any thread.
+    @discardableResult
+    public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32],
+                     from replyPort: MessagePort? = nil) -> Bool {
+        if let remote {
+            precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
+            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort,
+                                   descriptors: fileDescriptors)
+            withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
+            return sent
+        }
+        var owned = [TransferredFileDescriptor]()
+        owned.reserveCapacity(fileDescriptors.count)
+        for fd in fileDescriptors {
+            guard let copy = System.duplicateDescriptor(fd) else {
+                withLock { state.rejected += 1 }
+                return false // the copies made so far close with `owned`
+            }
+            owned.append(TransferredFileDescriptor(taking: copy))
+        }
+        return send(before: date, msgid: msgid, components: components, from: replyPort,
+                    context: CallerContext.capture(), descriptors: owned)
+    }
+
     /// ``send(before:msgid:components:from:)`` with the context the handler is to run in (the
     /// public one passes the caller's). A `doorbell` send is a pure signal whose rejection is
     /// expected (a signal is already queued, as in the seeds' zero-timeout send): rejections are
     /// counted as usual and logged, aggregated, at `.debug` only.
     @discardableResult
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
-              context: ServiceContext?, doorbell: Bool = false) -> Bool {
+              context: ServiceContext?, doorbell: Bool = false, descriptors: [TransferredFileDescriptor] = []) -> Bool {
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         if let remote {
-            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort)
+            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort,
+                                   descriptors: descriptors.isEmpty ? [] : descriptors.compactMap { $0.fileDescriptor })
             withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
             return sent
         }
@@ -275,8 +313,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         }
         state.queue.append(Envelope(
             msgid: msgid,
-            payload: components.isEmpty && replyPort == nil && context == nil
-                ? nil : Payload(components: components, replyPort: replyPort, context: context)))
+            payload: components.isEmpty && replyPort == nil && context == nil && descriptors.isEmpty
+                ? nil : Payload(components: components, replyPort: replyPort, context: context, fileDescriptors: descriptors)))
         state.sent += 1
         var loopToRing: PortRunLoop?
         if !state.readyOnLoop, let loop = state.loop {

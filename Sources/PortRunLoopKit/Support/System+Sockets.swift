@@ -85,14 +85,78 @@ extension System {
         }
     }
 
+    /// `fcntl(fd, F_DUPFD_CLOEXEC, 0)`: a close-on-exec duplicate, nil when `fd` is not open.
+    static func duplicateDescriptor(_ fd: Int32) -> Int32? {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        return copy >= 0 ? copy : nil
+    }
+
+    /// Closes the first `count` descriptors at `control` (received ones nobody took).
+    static func closeDescriptors(_ control: UnsafeMutableRawPointer, count: Int) {
+        for index in 0..<count { closeDescriptor(control.load(fromByteOffset: index * 4, as: Int32.self)) }
+    }
+
+    /// Wraps the first `count` descriptors at `control` (received ones) as owned descriptors.
+    static func takeDescriptors(_ control: UnsafeMutableRawPointer, count: Int) -> [TransferredFileDescriptor] {
+        (0..<count).map { TransferredFileDescriptor(taking: control.load(fromByteOffset: $0 * 4, as: Int32.self)) }
+    }
+
+    /// The most file descriptors one frame can carry (the kernel's `SCM_MAX_FD`, 253).
+    static var maximumDescriptorsPerFrame: Int { Int(PORTRUNLOOP_MAX_FDS_PER_FRAME) }
+
+    /// The control-buffer bytes a receive needs to take `count` descriptors (`CMSG_SPACE`).
+    static func descriptorControlSize(_ count: Int) -> Int { Int(portrunloop_fds_control_size(UInt32(count))) }
+
+    /// Sends one whole frame carrying `descriptors` (1 to 253) as `SCM_RIGHTS` (`sendmsg`,
+    /// `MSG_NOSIGNAL | MSG_DONTWAIT`); the caller keeps its descriptors (the kernel duplicates them).
+    static func sendFrame(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, descriptors: UnsafeBufferPointer<Int32>) -> SocketResult {
+        while true {
+            let rc = portrunloop_send_frame_with_fds(fd, bytes.baseAddress, UInt(bytes.count),
+                                                     descriptors.baseAddress, UInt32(descriptors.count))
+            if rc >= 0 { return .done(rc) }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case EPIPE, ECONNRESET, ENOTCONN: return .closed
+            case let code: return .failed(code)
+            }
+        }
+    }
+
+    /// Receives one whole frame into `buffer` and its descriptors (`recvmsg`, `MSG_CMSG_CLOEXEC`)
+    /// into `control` without blocking: the descriptors are then the first `descriptorCount` ints of
+    /// `control` (-1: the control data was truncated; those that came are closed). As
+    /// ``receiveFrame(_:into:)`` otherwise.
+    static func receiveFrame(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer,
+                             descriptorCount: inout Int32) -> SocketResult {
+        while true {
+            let rc = portrunloop_receive_frame_with_fds(fd, buffer.baseAddress, UInt(buffer.count),
+                                                        control.baseAddress, UInt(control.count), &descriptorCount)
+            if rc > buffer.count { return .truncated(rc) }
+            if rc > 0 { return .done(rc) }
+            if rc == 0 { return .closed }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .wouldBlock
+            case ECONNRESET, EPIPE, ENOTCONN: return .closed
+            case let code: return .failed(code)
+            }
+        }
+    }
+
     /// Receives up to `count` whole frames without blocking, in one call (`recvmmsg`): frame i
     /// into the `slotSize` bytes at `buffer + i * slotSize`, its real length in `lengths[i]` (more
     /// than `slotSize`: it was truncated; 0: end of file, and so are the entries after it).
+    /// Its descriptors (`SCM_RIGHTS`, close-on-exec) end up as the first `descriptorCounts[i]` ints
+    /// of the `controlSize` bytes at `control + i * controlSize` (-1: the control data was
+    /// truncated, the descriptors that came are closed).
     /// `.done(n)`: n frames (at least 1) were read.
     static func receiveFrames(_ fd: Int32, into buffer: UnsafeMutableRawPointer, slotSize: Int, count: Int,
-                              lengths: UnsafeMutablePointer<Int>) -> SocketResult {
+                              lengths: UnsafeMutablePointer<Int>, control: UnsafeMutableRawPointer, controlSize: Int,
+                              descriptorCounts: UnsafeMutablePointer<Int32>) -> SocketResult {
         while true {
-            let rc = portrunloop_receive_frames(fd, buffer, UInt(slotSize), UInt32(count), lengths)
+            let rc = portrunloop_receive_frames(fd, buffer, UInt(slotSize), UInt32(count), lengths,
+                                                control, UInt(controlSize), descriptorCounts)
             if rc > 0 { return .done(Int(rc)) }
             if rc == 0 { return .wouldBlock } // no slot asked for
             switch errno {

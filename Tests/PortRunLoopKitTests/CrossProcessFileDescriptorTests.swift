@@ -1,0 +1,276 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import PortRunLoopKit
+import Testing
+import PortRunLoopTestSupport
+
+/// File descriptors carried by cross-process messages (`SCM_RIGHTS`): passed to another process and
+/// read there, carried by a reply, the limit, hostile announcements, and every descriptor closed
+/// when its message is refused or discarded (X11).
+@Suite(.serialized) struct CrossProcessFileDescriptorTests {
+    /// The read end of a pipe holding `text` (its write end closed).
+    static func pipeHolding(_ text: String) -> Int32 {
+        var ends: [Int32] = [0, 0]
+        precondition(pipe(&ends) == 0)
+        let bytes = Array(text.utf8)
+        precondition(write(ends[1], bytes, bytes.count) == bytes.count)
+        close(ends[1])
+        return ends[0]
+    }
+
+    /// Reads `fd` to end of file (does not close it).
+    static func readAll(_ fd: Int32) -> String {
+        var result = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            result += buffer[0..<count]
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// The pipe `fd` is an end of (its inode).
+    static func pipeID(_ fd: Int32) -> UInt64 {
+        var info = stat()
+        precondition(fstat(fd, &info) == 0)
+        return UInt64(info.st_ino)
+    }
+
+    /// How many descriptors of this process (from /proc/self/fd) refer to the pipes `pipes`:
+    /// unaffected by whatever else the process opens meanwhile.
+    static func openDescriptors(of pipes: Set<UInt64>) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.filter { entry in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)"),
+                  target.hasPrefix("pipe:["), let id = UInt64(target.dropFirst(6).dropLast()) else { return false }
+            return pipes.contains(id)
+        }.count
+    }
+
+    /// Waits (bounded) until `condition` holds.
+    static func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(1000)
+        }
+        return condition()
+    }
+
+    /// A published port of this process (on a loop thread of its own) that records disconnects.
+    final class Publisher: @unchecked Sendable {
+        let thread: RunLoopThread
+        let port: MessagePort
+        let published: PublishedMessagePort
+        let disconnects = Recorder<CrossProcessPeer.DisconnectReason>()
+        let disconnected = DispatchSemaphore(value: 0)
+
+        init(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions = CrossProcessPortOptions(),
+             queueLimit: Int = 5, schedule: Bool = true) throws {
+            thread = try RunLoopThread(name: "xproc-fds")
+            port = MessagePort(queueLimit: queueLimit)
+            port.setHandler { _ in } // never takes the descriptors: they close with the message
+            if schedule { thread.loop.add(port, forMode: .default) }
+            published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
+            published.setPeerDisconnectHandler { [disconnects, disconnected] _, reason in
+                disconnects.append(reason)
+                disconnected.signal()
+            }
+        }
+
+        func waitForDisconnect() -> Bool { disconnected.wait(timeout: .now() + 10) == .success }
+
+        func stop() {
+            published.unpublish()
+            thread.stop()
+        }
+    }
+
+    @Test func aPipesReadEndPassedToAnotherProcessIsReadThere() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "fd-reader", "5"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "fd-reader")
+        let first = Self.pipeHolding("hello across")
+        let second = Self.pipeHolding("and again")
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 4, fileDescriptors: [first, second]))
+        #expect(publisher.waitForLine(startingWith: "FD") == "FD 2 hello across|and again")
+        // The sender kept its own descriptors (the kernel passed duplicates).
+        #expect(fcntl(first, F_GETFD) >= 0 && fcntl(second, F_GETFD) >= 0)
+        close(first)
+        close(second)
+    }
+
+    @Test func aReplyCarriesAFileDescriptorAndARequestCarriesOne() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "fd-replier", "5", "replyfd"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "fd-replier")
+        let readEnd = Self.pipeHolding("ping")
+        let reply = try remote.sendRequest(msgid: 9, fileDescriptors: [readEnd], sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+        close(readEnd)
+        #expect(publisher.waitForLine(startingWith: "FD") == "FD 1 ping")
+        #expect(reply.msgid == 2009)
+        #expect(reply.fileDescriptors.count == 1)
+        guard let fd = reply.fileDescriptors.first?.take() else { return }
+        #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0) // received close-on-exec
+        #expect(Self.readAll(fd) == "pong")
+        close(fd)
+        #expect(reply.fileDescriptors.first?.take() == nil) // taken once
+    }
+
+    @Test func theAsyncRequestCarriesAFileDescriptorToo() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "fd-async", "5", "replyfd"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let remote = try directory.registry.remotePort(named: "fd-async")
+        let readEnd = Self.pipeHolding("async ping")
+        let reply = try await remote.sendRequest(msgid: 1, fileDescriptors: [readEnd], sendTimeout: .seconds(10),
+                                                 receiveTimeout: .seconds(10))
+        close(readEnd)
+        #expect(publisher.waitForLine(startingWith: "FD") == "FD 1 async ping")
+        #expect(reply.msgid == 2001)
+        guard let fd = reply.fileDescriptors.first?.take() else {
+            Issue.record("the reply carried no descriptor")
+            return
+        }
+        #expect(Self.readAll(fd) == "pong")
+        close(fd)
+    }
+
+    @Test func aProcessPassesAFileDescriptorToThisOne() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let thread = try RunLoopThread(name: "xproc-fd-receiver")
+        defer { thread.stop() }
+        let port = MessagePort()
+        let texts = Recorder<String>()
+        let arrived = DispatchSemaphore(value: 0)
+        port.setHandler { message in
+            if let fd = message.fileDescriptors.first?.take() {
+                texts.append(Self.readAll(fd))
+                close(fd)
+            }
+            arrived.signal()
+        }
+        thread.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "fd-here", on: thread.loop)
+        defer { published.unpublish() }
+        let sender = try CrossProcessProbeProcess(["sendfd", directory.path, "fd-here", "from the probe"])
+        #expect(sender.waitForLine(startingWith: "SENT") == "SENT")
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        #expect(texts.values == ["from the probe"])
+    }
+
+    @Test func moreDescriptorsThanTheLimitAreRefusedBeforeSending() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "fd-limit")
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "fd-limit",
+                                                       options: CrossProcessPortOptions(maximumFileDescriptorsPerMessage: 2))
+        let fds = (0..<3).map { _ in Self.pipeHolding("x") }
+        defer { fds.forEach { close($0) } }
+        #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), fileDescriptors: fds))
+        #expect(throws: CrossProcessPortError.tooManyFileDescriptors(count: 3, limit: 2)) {
+            _ = try remote.sendRequest(fileDescriptors: fds, sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
+        }
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), fileDescriptors: Array(fds.prefix(2))))
+        #expect(remote.isValid)
+        #expect(publisher.published.statistics.framesRejected == 0)
+    }
+
+    /// Frames whose announcement and `SCM_RIGHTS` disagree, or that bring more than the
+    /// publisher's limit, from a raw client: each disconnects its peer, is counted, and every
+    /// descriptor that arrived is closed.
+    @Test(arguments: [(announced: 2, carried: 0), (announced: 0, carried: 1), (announced: 1, carried: 2), (announced: 3, carried: 3)])
+    func aFrameWhoseDescriptorsDisagreeWithItsAnnouncementIsAViolation(announced: Int, carried: Int) throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "fd-liar", options: CrossProcessPortOptions(maximumFileDescriptorsPerMessage: 2))
+        defer { publisher.stop() }
+        let fds = (0..<carried).map { _ in Self.pipeHolding("x") }
+        let pipes = Set(fds.map(Self.pipeID))
+        let fd = rawConnection(to: directory, name: "fd-liar")
+        let frame = CrossProcessFrame(kind: .message, msgid: 1, descriptorCount: UInt8(announced)).encoded()
+        let sent = frame.withUnsafeBytes { bytes in
+            carried == 0 ? System.sendFrame(fd, bytes)
+                : fds.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
+        }
+        #expect(sent == .done(frame.count))
+        fds.forEach { close($0) }
+        #expect(publisher.waitForDisconnect())
+        guard case .protocolViolation(let why) = publisher.disconnects.values.first else {
+            Issue.record("expected a protocol violation, got \(publisher.disconnects.values)")
+            return
+        }
+        #expect(why.contains("file descriptors"))
+        #expect(publisher.published.statistics.framesRejected == 1)
+        close(fd)
+        // The pipes' ends this test made are closed, and so is every copy the publisher received.
+        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+    }
+
+    @Test func descriptorsOfMessagesDiscardedByInvalidationAreClosed() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // Not scheduled in any loop: the messages stay queued in the port.
+        let publisher = try Publisher(directory, name: "fd-discard", schedule: false)
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "fd-discard")
+        var pipes = Set<UInt64>()
+        for msgid in UInt32(0)..<2 {
+            let readEnd = Self.pipeHolding("queued \(msgid)")
+            pipes.insert(Self.pipeID(readEnd))
+            #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid, fileDescriptors: [readEnd]))
+            close(readEnd)
+        }
+        #expect(Self.eventually { publisher.published.statistics.messagesReceived == 2 })
+        #expect(Self.openDescriptors(of: pipes) == 2) // the publisher's copies, queued
+        publisher.port.invalidate()
+        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+    }
+
+    @Test func descriptorsAHandlerDoesNotTakeAreClosedAfterIt() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "fd-untaken")
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "fd-untaken")
+        let readEnd = Self.pipeHolding("ignored")
+        let pipes: Set = [Self.pipeID(readEnd)]
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), fileDescriptors: [readEnd]))
+        close(readEnd)
+        #expect(Self.eventually { publisher.published.statistics.messagesReceived == 1 })
+        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+    }
+
+    @Test func aLocalPortGetsDuplicates() throws {
+        let thread = try RunLoopThread(name: "fd-local")
+        defer { thread.stop() }
+        let port = MessagePort()
+        let texts = Recorder<String>()
+        let arrived = DispatchSemaphore(value: 0)
+        port.setHandler { message in
+            if let fd = message.fileDescriptors.first?.fileDescriptor { texts.append(Self.readAll(fd)) }
+            arrived.signal()
+        }
+        thread.loop.add(port, forMode: .default)
+        let readEnd = Self.pipeHolding("local")
+        #expect(port.send(before: Date(timeIntervalSinceNow: 10), fileDescriptors: [readEnd]))
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        #expect(texts.values == ["local"])
+        #expect(fcntl(readEnd, F_GETFD) >= 0)
+        close(readEnd)
+        #expect(!port.send(before: Date(timeIntervalSinceNow: 1), fileDescriptors: [readEnd])) // closed: cannot be duplicated
+    }
+}
