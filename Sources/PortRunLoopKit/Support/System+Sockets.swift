@@ -73,8 +73,15 @@ extension System {
 
     /// Sends one whole frame (`MSG_NOSIGNAL | MSG_DONTWAIT`): never blocks, never raises SIGPIPE.
     static func sendFrame(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> SocketResult {
+        retryingSend { portrunloop_send_frame(fd, bytes.baseAddress, UInt(bytes.count)) }
+    }
+
+    /// Runs a send (`send`/`sendmsg` shim returning bytes sent or -1), again on `EINTR`, and sorts
+    /// its outcome.
+    @inline(__always)
+    private static func retryingSend(_ send: () -> Int) -> SocketResult {
         while true {
-            let rc = portrunloop_send_frame(fd, bytes.baseAddress, UInt(bytes.count))
+            let rc = send()
             if rc >= 0 { return .done(rc) }
             switch errno {
             case EINTR: continue
@@ -110,16 +117,9 @@ extension System {
     /// Sends one whole frame carrying `descriptors` (1 to 253) as `SCM_RIGHTS` (`sendmsg`,
     /// `MSG_NOSIGNAL | MSG_DONTWAIT`); the caller keeps its descriptors (the kernel duplicates them).
     static func sendFrame(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, descriptors: UnsafeBufferPointer<Int32>) -> SocketResult {
-        while true {
-            let rc = portrunloop_send_frame_with_fds(fd, bytes.baseAddress, UInt(bytes.count),
-                                                     descriptors.baseAddress, UInt32(descriptors.count))
-            if rc >= 0 { return .done(rc) }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            case EPIPE, ECONNRESET, ENOTCONN: return .closed
-            case let code: return .failed(code)
-            }
+        retryingSend {
+            portrunloop_send_frame_with_fds(fd, bytes.baseAddress, UInt(bytes.count),
+                                            descriptors.baseAddress, UInt32(descriptors.count))
         }
     }
 
