@@ -254,11 +254,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     public func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32],
                      from replyPort: MessagePort? = nil) -> Bool {
         if let remote {
-            precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
-            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort,
-                                   descriptors: fileDescriptors)
-            withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
-            return sent
+            return send(to: remote, before: date, msgid: msgid, components: components, replyPort: replyPort,
+                        descriptors: fileDescriptors)
         }
         var owned = [TransferredFileDescriptor]()
         owned.reserveCapacity(fileDescriptors.count)
@@ -280,13 +277,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     @discardableResult
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
               context: ServiceContext?, doorbell: Bool = false, descriptors: [TransferredFileDescriptor] = []) -> Bool {
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         if let remote {
-            let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort,
-                                   descriptors: descriptors.isEmpty ? [] : descriptors.compactMap { $0.fileDescriptor })
-            withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
-            return sent
+            return send(to: remote, before: date, msgid: msgid, components: components, replyPort: replyPort,
+                        descriptors: descriptors.isEmpty ? [] : descriptors.compactMap { $0.fileDescriptor })
         }
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         lock()
         guard state.isValid else {
             state.rejected += 1
@@ -389,6 +384,16 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     private func notifyRoomChanged() {
         roomGeneration.add(1, ordering: .releasing)
         ParkingLot.wakeAll(key: roomKey)
+    }
+
+    /// A remote port's send: hands the message to the connection and counts it here.
+    private func send(to remote: any RemoteEndpoint, before date: Date, msgid: UInt32, components: [Data],
+                      replyPort: MessagePort?, descriptors: [Int32]) -> Bool {
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
+        let sent = remote.send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: replyPort,
+                               descriptors: descriptors)
+        withLock { if sent { state.sent += 1 } else { state.rejected += 1 } }
+        return sent
     }
 
     /// Invalidates the port. Once this returns, no handler starts for it (one already running on
