@@ -220,6 +220,71 @@ import PortRunLoopTestSupport
         #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
     }
 
+    /// The frames of one batch (`recvmmsg`) after a violating one are never delivered, and their
+    /// descriptors are closed: the publisher's loop is held while a raw client sends a good frame,
+    /// a liar and another good frame, so all three are read in one call.
+    @Test func descriptorsOfFramesAfterAViolationInTheSameBatchAreClosed() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "fd-batch")
+        defer { publisher.stop() }
+        let entered = Signal()
+        let release = DispatchSemaphore(value: 0)
+        publisher.thread.loop.perform { entered.fire(); release.wait() }
+        #expect(entered.wait(seconds: 10))
+        let fds = (0..<3).map { _ in Self.pipeHolding("x") }
+        let pipes = Set(fds.map(Self.pipeID))
+        let fd = rawConnection(to: directory, name: "fd-batch")
+        for (index, announced) in [1, 0, 1].enumerated() { // the middle frame hides its descriptor
+            let frame = CrossProcessFrame(kind: .message, msgid: UInt32(index), descriptorCount: UInt8(announced)).encoded()
+            let sent = frame.withUnsafeBytes { bytes in
+                [fds[index]].withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
+            }
+            #expect(sent == .done(frame.count))
+        }
+        fds.forEach { close($0) }
+        release.signal()
+        #expect(publisher.waitForDisconnect())
+        #expect(publisher.published.statistics.framesRejected == 1)
+        #expect(publisher.published.statistics.messagesReceived <= 1) // never the frame after the liar
+        close(fd)
+        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+    }
+
+    /// A descriptor sent to a reply port (a local port passed in `from:`) comes back over the
+    /// connection to that port's handler, on its owner's thread.
+    @Test func aDescriptorSentToAReplyPortArrivesAtTheLocalPort() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try CrossProcessProbeProcess(["publish", directory.path, "fd-routed", "5", "replyfd"])
+        defer { publisher.kill9() }
+        #expect(publisher.waitForLine(startingWith: "READY") != nil)
+        let thread = try RunLoopThread(name: "xproc-fd-routed")
+        defer { thread.stop() }
+        let replyPort = MessagePort()
+        let answers = Recorder<(msgid: UInt32, text: String, onOwner: Bool)>()
+        let answered = Signal()
+        let loop = thread.loop
+        replyPort.setHandler { message in
+            let text = message.fileDescriptors.first?.take().map { fd in
+                defer { close(fd) }
+                return Self.readAll(fd)
+            } ?? "(none)"
+            answers.append((message.msgid, text, loop.isCurrentThread))
+            answered.fire()
+        }
+        thread.loop.add(replyPort, forMode: .default)
+        let remote = try directory.registry.remotePort(named: "fd-routed", readingOn: thread.loop)
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 5, from: replyPort))
+        #expect(answered.wait(seconds: 30))
+        let values = answers.values
+        #expect(values.count == 1)
+        #expect(values.first?.msgid == 2005)
+        #expect(values.first?.text == "pong")
+        #expect(values.first?.onOwner == true)
+        remote.invalidate()
+    }
+
     @Test func descriptorsOfMessagesDiscardedByInvalidationAreClosed() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
