@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 
 extension PortRunLoop {
@@ -16,10 +15,21 @@ extension PortRunLoop {
         return enqueue(QueuedWork(modes: set, kind: .block(block), context: CallerContext.capture()))
     }
 
+    /// Queues `block` to run on the loop's thread in the common modes: ``perform(inModes:_:)``
+    /// with its default, on a shorter path (no mode list is built or compared per call).
+    ///
+    /// - Returns: false when the loop is shut down (the block will never run).
+    ///
+    /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
+    @discardableResult
+    public func perform(_ block: @escaping @Sendable () -> Void) -> Bool {
+        enqueue(QueuedWork(modes: .common, kind: .block(block), context: CallerContext.capture()))
+    }
+
     /// Appends to the inbox and rings the doorbell if the owner is parked. The hot path of
     /// `perform`: one lock, no allocation beyond the caller's closure, at most one signal per sleep.
     @discardableResult
-    func enqueue(_ work: QueuedWork) -> Bool {
+    func enqueue(_ work: consuming QueuedWork) -> Bool {
         let (accepted, ring) = enqueueDeferringDoorbell(work)
         if ring { ringDoorbell() }
         return accepted
@@ -29,8 +39,8 @@ extension PortRunLoop {
     /// observe "queued" before the work is in the inbox): appends, and returns whether the caller
     /// must ring the doorbell — after releasing its lock. Lock order: the caller's lock, then the
     /// inbox (never the reverse).
-    func enqueueDeferringDoorbell(_ work: QueuedWork) -> (accepted: Bool, ring: Bool) {
-        inbox.withLock { inbox -> (Bool, Bool) in
+    func enqueueDeferringDoorbell(_ work: consuming QueuedWork) -> (accepted: Bool, ring: Bool) {
+        inbox.withLock(handing: work) { inbox, work -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
             inbox.work.append(work)
             return (true, workArrivedLocked(&inbox))
@@ -92,7 +102,7 @@ extension PortRunLoop {
         var budget = localWork.count
         guard budget > 0 else { return false }
         var handled = false
-        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
+        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: isCommonMode(mode), jobsMayStart: !RunningExecutorJob.isRunningAny)
         let ambient = innermostRunHasAmbientContext
         while budget > 0 {
             budget -= 1
@@ -113,18 +123,18 @@ extension PortRunLoop {
         return handled
     }
 
-    /// The index of the oldest queued item that may run now in `mode`, if any.
+    /// The position of the oldest queued item that may run now in `mode`, if any.
     func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
         guard !localWork.isEmpty else { return nil }
-        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, jobsMayStart: !RunningExecutorJob.isRunningAny)
-        return localWork.firstIndex { filter.admits($0) }
+        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: isCommonMode(mode), jobsMayStart: !RunningExecutorJob.isRunningAny)
+        return localWork.firstOffset { filter.admits($0) }
     }
 
     /// Removes and returns the oldest item of `work` that `filter` admits (usually the first).
     @inline(__always)
-    static func takeFirstAdmitted(from work: inout Deque<QueuedWork>, by filter: WorkFilter) -> QueuedWork? {
-        guard let index = work.firstIndex(where: { filter.admits($0) }) else { return nil }
-        return index == work.startIndex ? work.removeFirst() : work.remove(at: index)
+    static func takeFirstAdmitted(from work: inout HandoffQueue<QueuedWork>, by filter: WorkFilter) -> QueuedWork? {
+        guard let offset = work.firstOffset(where: { filter.admits($0) }) else { return nil }
+        return offset == 0 ? work.popFirst() : work.remove(atOffset: offset)
     }
 }
 

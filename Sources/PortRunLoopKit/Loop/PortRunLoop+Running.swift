@@ -194,16 +194,9 @@ extension PortRunLoop {
         guard workHint.pointee.load(ordering: .acquiring) else { return }
         let stop = inbox.withLock { inbox -> Bool in
             workHint.pointee.store(false, ordering: .relaxed)
-            if !inbox.work.isEmpty {
-                if localWork.isEmpty {
-                    // The usual case: take the whole batch by swapping buffers (no per-item copy,
-                    // retain and release; both keep their capacity).
-                    swap(&localWork, &inbox.work)
-                } else {
-                    localWork.append(contentsOf: inbox.work)
-                    inbox.work.removeAll(keepingCapacity: true)
-                }
-            }
+            // Usually `localWork` is empty and this swaps the two buffers: no per-item copy,
+            // retain or release, and both keep their capacity.
+            localWork.append(movingContentsOf: &inbox.work)
             inbox.wakePending = false
             parkedFlagLeftSet = inbox.parked
             if inbox.metricsDelegateChanged {

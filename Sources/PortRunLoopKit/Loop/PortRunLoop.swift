@@ -57,9 +57,13 @@ public final class PortRunLoop: @unchecked Sendable {
 
     /// The common modes as the owner sees them: ``Inbox/commonModes``, copied when
     /// ``addCommonMode(_:)``'s work reaches the loop (read on every pass without a lock).
-    @exclusivity(unchecked) var ownerCommonModes: Set<RunLoop.Mode> = [.default]
+    @exclusivity(unchecked) var ownerCommonModes: Set<RunLoop.Mode> = [.default] {
+        didSet { commonModeAnswer = nil }
+    }
+    /// `ownerCommonModes.contains(mode)` for the mode last asked about (``isCommonMode(_:)``).
+    @exclusivity(unchecked) private var commonModeAnswer: (mode: RunLoop.Mode, isCommon: Bool)?
     @exclusivity(unchecked) var frames: [RunFrame] = []
-    @exclusivity(unchecked) var localWork: Deque<QueuedWork> = []
+    @exclusivity(unchecked) var localWork = HandoffQueue<QueuedWork>()
     @exclusivity(unchecked) var pendingPorts: [MessagePort] = []
     /// Ports whose batch is being delivered, innermost last: a nested run started by one of their
     /// handlers continues their batch (Semantics R8).
@@ -199,6 +203,19 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: any thread.
     public var commonModes: Set<RunLoop.Mode> { inbox.withLock { $0.commonModes } }
 
+    /// Whether `mode` is one of the common modes as the owner sees them. Asked on every pass over
+    /// the queued work, almost always about the same mode: the answer is kept until the mode or
+    /// the common modes change, since asking the set hashes the mode's string (about 400
+    /// instructions; comparing with the last mode asked about is a few).
+    ///
+    /// Thread-safety: the loop's thread.
+    func isCommonMode(_ mode: RunLoop.Mode) -> Bool {
+        if let answer = commonModeAnswer, answer.mode == mode { return answer.isCommon }
+        let isCommon = ownerCommonModes.contains(mode)
+        commonModeAnswer = (mode, isCommon)
+        return isCommon
+    }
+
     /// Adds `mode` to the common modes: sources and work scheduled in `.common` then also fire in
     /// runs of `mode` (`CFRunLoopAddCommonMode`).
     ///
@@ -297,18 +314,18 @@ extension PortRunLoop {
     /// ``LoopMetrics/workDiscarded``), hands queued executor jobs over to its after-shutdown queue,
     /// invalidates its ports and cancels its timers and fd sources.
     func shutDown() {
-        let (work, logger) = inbox.withLock { inbox -> (Deque<QueuedWork>, Logger) in
+        let (work, logger) = inbox.withLock { inbox -> ([QueuedWork], Logger) in
             inbox.isShutDown = true
             ownerShutDown = true
             // Executor jobs are never discarded: they fail over, in order, to the loop's
             // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
-            handOverQueuedJobs(localWork, inbox: &inbox)
-            handOverQueuedJobs(inbox.work, inbox: &inbox)
-            defer { inbox.work.removeAll() }
-            return (inbox.work, inbox.logger)
+            localWork.append(movingContentsOf: &inbox.work)
+            let work = localWork.removeAllReturningElements()
+            handOverQueuedJobs(work, inbox: &inbox)
+            return (work, inbox.logger)
         }
         var discardedBlocks = 0
-        for item in localWork + work {
+        for item in work {
             switch item.kind {
             case .call(let call): call.fail(.loopShutDown)
             case .block(let control) where item.modes == .all:
@@ -322,7 +339,6 @@ extension PortRunLoop {
             case .portReady: break // its port is invalidated below
             }
         }
-        localWork.removeAll()
         if discardedBlocks > 0 {
             logger.notice("PortRunLoop shut down with queued blocks; they were discarded",
                           metadata: [LogKey.loop: "\(name)", LogKey.discarded: "\(discardedBlocks)"])

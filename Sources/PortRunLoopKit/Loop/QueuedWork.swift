@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import Logging
 import ServiceContextModule
@@ -24,9 +23,9 @@ struct QueuedWork {
     /// The context of the caller that queued a block or a synchronous call, restored around it on
     /// the loop's thread (``CallerContext``); nil for the library's own work and for executor jobs
     /// (a task carries its own).
-    var context: ServiceContext?
+    var context: CapturedContext?
 
-    init(modes: ModeSet, kind: Kind, context: ServiceContext? = nil) {
+    init(modes: ModeSet, kind: Kind, context: CapturedContext? = nil) {
         self.modes = modes
         self.kind = kind
         self.context = context
@@ -38,7 +37,8 @@ struct QueuedWork {
 ///
 /// The hot path of every perform: `ModeSet.contains` for `.common` asks whether the running mode is
 /// one of the common modes, which hashes the mode's string (a third of the loop's per-block cost
-/// in a profile of a perform burst). A filter asks once per pass instead.
+/// in a profile of a perform burst). A filter is given the answer once per pass instead, and the
+/// loop keeps it from pass to pass (``PortRunLoop/isCommonMode(_:)``).
 struct WorkFilter {
     let mode: RunLoop.Mode
     let commonModes: Set<RunLoop.Mode>
@@ -49,10 +49,10 @@ struct WorkFilter {
     /// False while an executor job is on this thread's stack (jobs never nest).
     let jobsMayStart: Bool
 
-    init(mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>, jobsMayStart: Bool = true) {
+    init(mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>, modeIsCommon: Bool, jobsMayStart: Bool = true) {
         self.mode = mode
         self.commonModes = commonModes
-        self.modeIsCommon = commonModes.contains(mode)
+        self.modeIsCommon = modeIsCommon
         self.isSynchronousWait = mode == .synchronousWait
         self.jobsMayStart = jobsMayStart
     }
@@ -85,8 +85,8 @@ struct WorkFilter {
 /// lock, after finding the inbox empty) just before it blocks in libevent, and the first producer
 /// that finds it set clears it and rings the doorbell. Everyone else only appends. Because setting
 /// and testing happen under the same lock, no wake-up can be lost, and no extra fences are needed.
-struct Inbox {
-    var work: Deque<QueuedWork> = []
+struct Inbox: ~Copyable {
+    var work = HandoffQueue<QueuedWork>()
     var parked = false
     /// When the producer that found the loop parked rang its doorbell (monotonic seconds), for
     /// ``IdleSpin``; read and reset by the loop when it unparks.

@@ -14,9 +14,9 @@ import ServiceContextModule
 /// Thread-safety: `@unchecked Sendable` under the rule above; the box itself is immutable.
 struct NotificationBox: @unchecked Sendable {
     let notification: Notification
-    let context: ServiceContext?
+    let context: CapturedContext?
 
-    init(_ notification: Notification, context: ServiceContext? = nil) {
+    init(_ notification: Notification, context: CapturedContext? = nil) {
         self.notification = notification
         self.context = context
     }

@@ -41,14 +41,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         let components: [Data]
         let replyPort: MessagePort?
         /// The sender's `ServiceContext`, restored around the handler (``CallerContext``).
-        let context: ServiceContext?
+        let context: CapturedContext?
         /// For a message that came from another process: told when the loop hands it to the
         /// handler (the sender's credit comes back; see ``CreditSink``).
         let creditSink: (any CreditSink)?
         /// The file descriptors the message carries (closed with the payload unless taken).
         let fileDescriptors: [TransferredFileDescriptor]
 
-        init(components: [Data], replyPort: MessagePort?, context: ServiceContext?, creditSink: (any CreditSink)? = nil,
+        init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
              fileDescriptors: [TransferredFileDescriptor] = []) {
             self.fileDescriptors = fileDescriptors
             self.components = components
@@ -276,7 +276,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// counted as usual and logged, aggregated, at `.debug` only.
     @discardableResult
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
-              context: ServiceContext?, doorbell: Bool = false, descriptors: [TransferredFileDescriptor] = []) -> Bool {
+              context: CapturedContext?, doorbell: Bool = false, descriptors: [TransferredFileDescriptor] = []) -> Bool {
         if let remote {
             return send(to: remote, before: date, msgid: msgid, components: components, replyPort: replyPort,
                         descriptors: descriptors.isEmpty ? [] : descriptors.compactMap { $0.fileDescriptor })

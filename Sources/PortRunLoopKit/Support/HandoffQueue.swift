@@ -49,6 +49,43 @@ struct HandoffQueue<Element>: ~Copyable {
         return element
     }
 
+    /// The position (0 is the first element) of the first element that satisfies `predicate`.
+    @inline(__always)
+    func firstOffset(where predicate: (borrowing Element) -> Bool) -> Int? {
+        guard let storage else { return nil }
+        var index = head
+        while index < tail {
+            if predicate((storage + index).pointee) { return index - head }
+            index &+= 1
+        }
+        return nil
+    }
+
+    /// Whether an element satisfies `predicate`.
+    func contains(where predicate: (borrowing Element) -> Bool) -> Bool {
+        firstOffset(where: predicate) != nil
+    }
+
+    /// Removes and returns the element at `offset` (0 is the first); the later ones move up, in
+    /// order. O(count - offset): made for the rare element taken out of turn.
+    mutating func remove(atOffset offset: Int) -> Element {
+        precondition(offset >= 0 && offset < count, "HandoffQueue.remove(atOffset:) out of range")
+        let position = storage.unsafelyUnwrapped + head + offset
+        let element = position.move()
+        position.moveInitialize(from: position + 1, count: tail - head - offset - 1)
+        tail &-= 1
+        if head == tail { head = 0; tail = 0 }
+        return element
+    }
+
+    /// Removes every element and returns them in order, keeping the capacity.
+    mutating func removeAllReturningElements() -> [Element] {
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        while !isEmpty { elements.append(popFirst()) }
+        return elements
+    }
+
     /// Exchanges the contents (and capacities) of two queues without touching the elements.
     @inline(__always)
     mutating func swap(with other: inout HandoffQueue<Element>) {

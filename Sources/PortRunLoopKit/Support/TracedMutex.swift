@@ -68,6 +68,19 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         return try body(&storage.pointee)
     }
 
+    /// ``withLock(_:)`` that hands `item` to `body` by move: for a hot path that puts a value it
+    /// owns into the protected one (a closure can only copy what it captures).
+    @inline(__always)
+    borrowing func withLock<Item: ~Copyable, Result: ~Copyable, E: Error>(
+        handing item: consuming Item,
+        _ body: (inout sending Value, consuming Item) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        let storage = box.storage
+        box.word.lock(key: storage)
+        defer { box.word.unlock(key: storage) }
+        return try body(&storage.pointee, item)
+    }
+
     /// Blocks until `ready` holds for the value (evaluated with the lock held) or the monotonic
     /// `deadline` (seconds; `.infinity` for none) passes. Returns the last answer of `ready`. Call it
     /// without the lock held; whoever changes what `ready` reads calls ``broadcast()`` afterwards.
