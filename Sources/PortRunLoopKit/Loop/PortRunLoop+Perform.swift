@@ -102,7 +102,7 @@ extension PortRunLoop {
         var budget = localWork.count
         guard budget > 0 else { return false }
         var handled = false
-        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: isCommonMode(mode), jobsMayStart: !RunningExecutorJob.isRunningAny)
+        let filter = workFilter(for: mode, jobsMayStart: !RunningExecutorJob.isRunningAny)
         let ambient = innermostRunHasAmbientContext
         while budget > 0 {
             budget -= 1
@@ -126,7 +126,7 @@ extension PortRunLoop {
     /// The position of the oldest queued item that may run now in `mode`, if any.
     func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
         guard !localWork.isEmpty else { return nil }
-        let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: isCommonMode(mode), jobsMayStart: !RunningExecutorJob.isRunningAny)
+        let filter = workFilter(for: mode, jobsMayStart: !RunningExecutorJob.isRunningAny)
         return localWork.firstOffset { filter.admits($0) }
     }
 

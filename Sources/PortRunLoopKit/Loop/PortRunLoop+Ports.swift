@@ -119,7 +119,7 @@ extension PortRunLoop {
     /// its registration, still on its way from another thread, arrives).
     func portIsReady(_ port: MessagePort, mode: RunLoop.Mode) -> Bool {
         if let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode {
-            return deliverMessages(of: port, mode: mode)
+            return deliverMessages(of: port, registration: registration, mode: mode)
         }
         if port.isValid && port.isAttached(to: self) { pendingPorts.append(port) }
         return false
@@ -148,7 +148,7 @@ extension PortRunLoop {
             }
             guard registration.group.isInRunningMode else { index += 1; continue }
             pendingPorts.remove(at: index)
-            handled = deliverMessages(of: port, mode: mode) || handled
+            handled = deliverMessages(of: port, registration: registration, mode: mode) || handled
             index = 0
         }
         return handled
@@ -160,12 +160,14 @@ extension PortRunLoop {
         var handled = false
         for port in portsInDelivery where !port.ownerBuffer.isEmpty {
             guard let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode else { continue }
-            handled = deliverMessages(of: port, mode: mode) || handled
+            handled = deliverMessages(of: port, registration: registration, mode: mode) || handled
         }
         return handled
     }
 
-    /// Delivers the messages `port` has queued (one batch) in `mode`, in order.
+    /// Delivers the messages `port` has queued (one batch) in `mode`, in order. `registration` is
+    /// the port's, which the caller has just found scheduled in the running mode (so the batch's
+    /// first message needs no second look-up).
     ///
     /// Hot path, per message: one registration-generation load, one gate-closed load, one buffer
     /// pop and the handler call — no atomic read-modify-write and no retain. The gate is entered
@@ -173,7 +175,7 @@ extension PortRunLoop {
     /// `invalidate()` is seen at the next message by a plain load; the handler closure is
     /// unwrapped once; one `Message` per batch holds the (retained-once) receive port and only its
     /// per-message fields are reassigned. Docs/Benchmarks.md records what each of these gained.
-    func deliverMessages(of port: MessagePort, mode: RunLoop.Mode) -> Bool {
+    func deliverMessages(of port: MessagePort, registration: PortRegistration, mode: RunLoop.Mode) -> Bool {
         guard let (delegate, handler) = port.takeQueuedMessages(by: self), !port.ownerBuffer.isEmpty else { return false }
         guard port.gate.tryEnter() else {
             port.discardBuffered()
@@ -181,9 +183,9 @@ extension PortRunLoop {
         }
         defer { port.gate.exit() }
         if let handler {
-            return deliverBuffered(of: port, mode: mode) { handler($0) }
+            return deliverBuffered(of: port, registration: registration, mode: mode) { handler($0) }
         } else if let delegate {
-            return deliverBuffered(of: port, mode: mode) { delegate.handleMessage($0) }
+            return deliverBuffered(of: port, registration: registration, mode: mode) { delegate.handleMessage($0) }
         } else {
             // Nobody to hand them to (no handler, delegate gone): dropped, and counted as such.
             // The source still fired, so the turn counts as having handled a source.
@@ -192,9 +194,10 @@ extension PortRunLoop {
         }
     }
 
-    /// The per-message loop of ``deliverMessages(of:mode:)``; the caller holds the port's gate.
+    /// The per-message loop of ``deliverMessages(of:registration:mode:)``; the caller holds the
+    /// port's gate.
     @inline(__always)
-    private func deliverBuffered(of port: MessagePort, mode: RunLoop.Mode,
+    private func deliverBuffered(of port: MessagePort, registration: PortRegistration, mode: RunLoop.Mode,
                                  to deliver: (MessagePort.Message) -> Void) -> Bool {
         var delivered = false
         portsInDelivery.append(port)
@@ -203,7 +206,7 @@ extension PortRunLoop {
         // The registration that passed the last full check, and its generation then. Common modes
         // only ever grow, and a nested run that changes the running mode returns before the next
         // message, so a passed check stays valid until the registration changes.
-        var checked: (registration: PortRegistration, generation: UInt)?
+        var checked: (registration: PortRegistration, generation: UInt)? = (registration, registration.generation)
         var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
         let ambient = innermostRunHasAmbientContext
         while !port.ownerBuffer.isEmpty {

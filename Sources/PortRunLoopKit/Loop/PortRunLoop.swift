@@ -58,10 +58,10 @@ public final class PortRunLoop: @unchecked Sendable {
     /// The common modes as the owner sees them: ``Inbox/commonModes``, copied when
     /// ``addCommonMode(_:)``'s work reaches the loop (read on every pass without a lock).
     @exclusivity(unchecked) var ownerCommonModes: Set<RunLoop.Mode> = [.default] {
-        didSet { commonModeAnswer = nil }
+        didSet { modeFacts = nil }
     }
-    /// `ownerCommonModes.contains(mode)` for the mode last asked about (``isCommonMode(_:)``).
-    @exclusivity(unchecked) private var commonModeAnswer: (mode: RunLoop.Mode, isCommon: Bool)?
+    /// What ``workFilter(for:jobsMayStart:)`` last worked out about a mode.
+    @exclusivity(unchecked) private var modeFacts: ModeFacts?
     @exclusivity(unchecked) var frames: [RunFrame] = []
     @exclusivity(unchecked) var localWork = HandoffQueue<QueuedWork>()
     @exclusivity(unchecked) var pendingPorts: [MessagePort] = []
@@ -203,17 +203,23 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: any thread.
     public var commonModes: Set<RunLoop.Mode> { inbox.withLock { $0.commonModes } }
 
-    /// Whether `mode` is one of the common modes as the owner sees them. Asked on every pass over
-    /// the queued work, almost always about the same mode: the answer is kept until the mode or
-    /// the common modes change, since asking the set hashes the mode's string (about 400
-    /// instructions; comparing with the last mode asked about is a few).
+    /// A filter for a pass over the queued work in `mode`. Made on every pass, almost always for
+    /// the same mode: what it needs to know about the mode (one of the common modes? the private
+    /// waiting mode?) is kept until the mode or the common modes change, since asking the set hashes
+    /// the mode's string (about 400 instructions) and comparing two different modes' strings costs
+    /// about 90, where comparing with the same mode as last time is a few.
     ///
     /// Thread-safety: the loop's thread.
-    func isCommonMode(_ mode: RunLoop.Mode) -> Bool {
-        if let answer = commonModeAnswer, answer.mode == mode { return answer.isCommon }
-        let isCommon = ownerCommonModes.contains(mode)
-        commonModeAnswer = (mode, isCommon)
-        return isCommon
+    func workFilter(for mode: RunLoop.Mode, jobsMayStart: Bool = true) -> WorkFilter {
+        let facts: ModeFacts
+        if let known = modeFacts, known.mode == mode {
+            facts = known
+        } else {
+            facts = ModeFacts(mode: mode, isCommon: ownerCommonModes.contains(mode), isSynchronousWait: mode == .synchronousWait)
+            modeFacts = facts
+        }
+        return WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: facts.isCommon,
+                          isSynchronousWait: facts.isSynchronousWait, jobsMayStart: jobsMayStart)
     }
 
     /// Adds `mode` to the common modes: sources and work scheduled in `.common` then also fire in

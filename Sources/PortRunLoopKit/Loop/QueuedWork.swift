@@ -38,7 +38,7 @@ struct QueuedWork {
 /// The hot path of every perform: `ModeSet.contains` for `.common` asks whether the running mode is
 /// one of the common modes, which hashes the mode's string (a third of the loop's per-block cost
 /// in a profile of a perform burst). A filter is given the answer once per pass instead, and the
-/// loop keeps it from pass to pass (``PortRunLoop/isCommonMode(_:)``).
+/// loop keeps it from pass to pass (``PortRunLoop/workFilter(for:jobsMayStart:)``).
 struct WorkFilter {
     let mode: RunLoop.Mode
     let commonModes: Set<RunLoop.Mode>
@@ -49,11 +49,12 @@ struct WorkFilter {
     /// False while an executor job is on this thread's stack (jobs never nest).
     let jobsMayStart: Bool
 
-    init(mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>, modeIsCommon: Bool, jobsMayStart: Bool = true) {
+    init(mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>, modeIsCommon: Bool, isSynchronousWait: Bool,
+         jobsMayStart: Bool = true) {
         self.mode = mode
         self.commonModes = commonModes
         self.modeIsCommon = modeIsCommon
-        self.isSynchronousWait = mode == .synchronousWait
+        self.isSynchronousWait = isSynchronousWait
         self.jobsMayStart = jobsMayStart
     }
 
@@ -77,6 +78,18 @@ struct WorkFilter {
         if !jobsMayStart, case .job = work.kind { return false }
         return matches(work)
     }
+}
+
+/// What a loop worked out about the mode it runs, kept from pass to pass (see
+/// ``PortRunLoop/workFilter(for:jobsMayStart:)``).
+///
+/// Thread-safety: a value.
+struct ModeFacts {
+    let mode: RunLoop.Mode
+    /// One of the common modes.
+    let isCommon: Bool
+    /// The private mode of the library's blocking waits (`.synchronousWait`).
+    let isSynchronousWait: Bool
 }
 
 /// What producers on other threads hand to a loop. Guarded by ``PortRunLoop``'s inbox mutex.

@@ -103,7 +103,7 @@ extension PortRunLoop {
 
     private func hasQueuedWork(for mode: RunLoop.Mode) -> Bool {
         if !localWork.isEmpty {
-            let filter = WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: isCommonMode(mode))
+            let filter = workFilter(for: mode)
             if localWork.contains(where: { filter.matches($0) }) { return true }
         }
         // Work is only ever added with the hint raised (see `collectInbox`).

@@ -19,7 +19,7 @@ import Synchronization
 /// ``isClosed`` (a plain load) before each message: the in-flight count then means "inside this
 /// port's batch", and an invalidation that races with a per-message check is ordered exactly like
 /// one that races with ``tryEnter()`` (the check happened first; the waiter still waits for the
-/// handler it let start). `PortRunLoop.deliverMessages(of:mode:)` explains why.
+/// handler it let start). `PortRunLoop.deliverMessages(of:registration:mode:)` explains why.
 ///
 /// Memory ordering: `tryEnter` acquires and `exit` releases (at least), so a waiter that sees "no handler in
 /// flight" also sees everything those handlers wrote. `close` is acquiring-and-releasing so the
