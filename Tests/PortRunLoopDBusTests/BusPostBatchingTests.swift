@@ -43,10 +43,14 @@ import PortRunLoopTestSupport
         }
         #expect(outOfOrder == 0)
         #expect(next == [Int](repeating: perPoster, count: posters))
+        // The center counts deliveries after the handlers return: one more round trip through the
+        // bus (a notification of its own, counted as received before it is delivered) makes the
+        // batch's counts final; the round trip's own delivery may not be counted yet.
+        try fixture.sync()
         let metrics = fixture.center.metrics
-        #expect(metrics.posted == posters * perPoster)
-        #expect(metrics.received == posters * perPoster)
-        #expect(metrics.delivered == posters * perPoster)
+        #expect(metrics.posted == posters * perPoster + 1)
+        #expect(metrics.received == posters * perPoster + 1)
+        #expect((posters * perPoster)...(posters * perPoster + 1) ~= metrics.delivered)
     }
 
     @Test func aPostOnTheLoopThreadGoesOutAfterThoseQueuedBeforeIt() throws {

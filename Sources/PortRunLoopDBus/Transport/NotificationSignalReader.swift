@@ -5,9 +5,9 @@ import Foundation
 /// ``NotificationEnvelope`` observers receive: no ``BusValue`` tree in between, and no dictionary
 /// for an empty userInfo.
 ///
-/// It accepts what ``NotificationWireFormat/envelope(from:)`` accepts: the signature (`ss`,
-/// `ssa{s*}` or `ssa{s*}b`, checked first), a non-empty name, userInfo values each with a
-/// property-list form (as ``PropertyListCoding`` decodes them).
+/// It accepts the signatures ``NotificationWireFormat`` names (`ss`, `ssa{s*}` or `ssa{s*}b`,
+/// checked first), then a non-empty name, then userInfo values each with a property-list form (as
+/// ``PropertyListCoding`` decodes them).
 ///
 /// Thread-safety: a stateless namespace; the message must not be shared while it is read.
 enum NotificationSignalReader {
