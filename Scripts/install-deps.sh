@@ -13,6 +13,8 @@ command -v pkg-config >/dev/null 2>&1 || want+=(pkg-config)
 # dbus-send, dbus-monitor).
 pkg-config --exists dbus-1 2>/dev/null || want+=(libdbus-1-dev)
 command -v dbus-daemon >/dev/null 2>&1 && command -v dbus-send >/dev/null 2>&1 || want+=(dbus)
+# gdbus, with which the D-Bus tests emit signals of types dbus-send cannot write.
+command -v gdbus >/dev/null 2>&1 || want+=(libglib2.0-bin)
 # PortRunLoopRedis: hiredis' headers, and the server and client its tests start (redis-server,
 # redis-cli; the tests run their own server on a random loopback port, never the system one).
 pkg-config --exists hiredis 2>/dev/null || want+=(libhiredis-dev)

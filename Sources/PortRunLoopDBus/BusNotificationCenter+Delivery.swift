@@ -57,6 +57,11 @@ extension BusNotificationCenter: TransportDelegate {
         }
     }
 
+    /// Whether any observation takes raw bus signals (the transport makes a ``BusSignal`` only then).
+    ///
+    /// Thread-safety: any thread (the transport reads it on its loop thread).
+    @_spi(Transport) public var observesSignals: Bool { signalObservationCount.load(ordering: .relaxed) > 0 }
+
     /// A bus signal (loop thread): each matching signal observation gets it.
     ///
     /// Thread-safety: the transport's loop thread.

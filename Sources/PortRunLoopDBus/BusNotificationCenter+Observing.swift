@@ -122,14 +122,29 @@ extension BusNotificationCenter {
     }
 
     private func register(_ record: BusObservationRecord) -> BusObservation {
-        state.withLock { $0.observations.append(record) }
+        state.withLock { state in
+            state.observations.append(record)
+            storeSignalObservationCount(state.observations)
+        }
         return BusObservation(record, center: self)
     }
 
     /// Ends `record`: no delivery starts after this; its subscription is withdrawn.
     func end(_ record: BusObservationRecord) {
         guard record.deactivate() else { return }
-        state.withLock { $0.observations.removeAll { $0 === record } }
+        state.withLock { state in
+            state.observations.removeAll { $0 === record }
+            storeSignalObservationCount(state.observations)
+        }
         if let token = record.subscription { transport.unsubscribe(token) }
+    }
+
+    /// Updates ``signalObservationCount`` from `observations` (under `state`'s lock).
+    private func storeSignalObservationCount(_ observations: [BusObservationRecord]) {
+        var count = 0
+        for record in observations {
+            if case .signals = record.filter { count += 1 }
+        }
+        signalObservationCount.store(count, ordering: .relaxed)
     }
 }

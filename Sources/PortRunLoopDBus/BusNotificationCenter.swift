@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PortRunLoopKit
+import Synchronization
 
 /// Notifications broadcast between processes over D-Bus, delivered on a chosen ``PortRunLoop``:
 /// the counterpart of Apple's `DistributedNotificationCenter`, which swift-corelibs-foundation
@@ -73,6 +74,10 @@ public final class BusNotificationCenter: @unchecked Sendable {
     }
 
     let state = Locked(State())
+
+    /// How many observations take raw bus signals (written under `state`'s lock, read without it
+    /// on the loop's thread for each message: ``observesSignals``).
+    let signalObservationCount = Atomic<Int>(0)
 
     /// The suspension in effect, read and written on ``loop``'s thread only.
     final class LoopState {
@@ -212,7 +217,10 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// Thread-safety: any thread.
     public func close() {
         let records = state.withLock { state in
-            defer { state.observations.removeAll() }
+            defer {
+                state.observations.removeAll()
+                signalObservationCount.store(0, ordering: .relaxed)
+            }
             return state.observations
         }
         records.forEach { $0.deactivate() }

@@ -60,4 +60,37 @@ import PortRunLoopTestSupport
         ])
         observation.remove()
     }
+
+    @Test func aNotificationReachesARawSignalObserverAsATypedSignalAndNotificationsGoOnWithoutOne() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let notes = Collector<String>()
+        let notifications = try fixture.center.addObserver(forName: nil, on: fixture.thread.loop) { notes.append($0.name.rawValue) }
+        defer { notifications.remove() }
+        let seen = Collector<BusSignal>()
+        let raw = try fixture.center.addSignalObserver(
+            matching: BusMatchRule(path: "/org/portrunloop/Notifications", interface: "org.portrunloop.DistributedNotification",
+                                   member: "Posted"),
+            on: fixture.thread.loop) { seen.append($0) }
+        try fixture.center.post(name: .init("raw.one"), object: "obj", userInfo: ["k": 5, "a": "b"], deliverImmediately: true)
+        #expect(seen.wait(for: 1))
+        #expect(notes.wait(for: 1))
+        let signal = try #require(seen.values.first)
+        #expect(signal.sender == fixture.center.uniqueName)
+        #expect(signal.signature == "ssa{sv}b")
+        #expect(signal.arguments == [
+            .string("raw.one"), .string("obj"),
+            .dictionary(keySignature: "s", valueSignature: "v", [
+                BusDictionaryEntry(key: .string("a"), value: .variant(.string("b"))),
+                BusDictionaryEntry(key: .string("k"), value: .variant(.int64(5))),
+            ]),
+            .bool(true),
+        ])
+        // Without a raw observer no signal is made; notifications still arrive.
+        raw.remove()
+        try fixture.center.post(name: .init("raw.two"))
+        #expect(notes.wait(for: 2))
+        #expect(notes.values == ["raw.one", "raw.two"])
+        #expect(seen.values.count == 1)
+    }
 }

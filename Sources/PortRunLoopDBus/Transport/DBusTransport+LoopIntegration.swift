@@ -26,7 +26,7 @@ extension DBusTransport {
             return 1
         }, { watch, data in
             guard let watch, let data else { return }
-            Unmanaged<DBusTransport>.fromOpaque(data).takeUnretainedValue().disarm(watch: watch)
+            Unmanaged<DBusTransport>.fromOpaque(data).takeUnretainedValue().removed(watch: watch)
         }, { watch, data in
             guard let watch, let data else { return }
             Unmanaged<DBusTransport>.fromOpaque(data).takeUnretainedValue().watchChanged(watch)
@@ -62,7 +62,12 @@ extension DBusTransport {
     // MARK: Watches
 
     /// A watch was added or toggled: an fd source while it is enabled, none while it is not.
+    /// Inside a send batch on the loop's thread the change is applied after the batch.
     func watchChanged(_ watch: OpaquePointer) {
+        if loop.isCurrentThread, loopState.deferringWatchChanges {
+            if !loopState.changedWatches.contains(watch) { loopState.changedWatches.append(watch) }
+            return
+        }
         disarm(watch: watch)
         guard dbus_watch_get_enabled(watch) != 0 else { return }
         let fd = dbus_watch_get_unix_fd(watch)
@@ -86,6 +91,24 @@ extension DBusTransport {
         state.withLock { $0.watches.removeValue(forKey: watch) }?.cancel()
     }
 
+    /// libdbus removed (and frees) `watch`: its source goes, and a deferred change to it is forgotten.
+    func removed(watch: OpaquePointer) {
+        if loop.isCurrentThread { loopState.changedWatches.removeAll { $0 == watch } }
+        disarm(watch: watch)
+    }
+
+    /// Runs `body` (loop thread) with watch changes held back, then applies each changed watch's
+    /// final state once: a watch enabled and disabled again within `body` (libdbus' write watch
+    /// around a message it wrote at once) makes no loop source.
+    func withWatchChangesDeferred(_ body: () -> Void) {
+        let state = loopState
+        guard !state.deferringWatchChanges else { return body() }
+        state.deferringWatchChanges = true
+        body()
+        state.deferringWatchChanges = false
+        while let watch = state.changedWatches.popLast() { watchChanged(watch) }
+    }
+
     /// The socket is ready (loop thread): let libdbus read or write, then dispatch what it read.
     private func handleWatch(_ key: WatchKey, ready: FileDescriptorSource.Events) {
         // Still the same enabled watch (not removed or replaced since this readiness was queued).
@@ -93,7 +116,9 @@ extension DBusTransport {
         var flags: UInt32 = 0
         if ready.contains(.read) { flags |= DBUS_WATCH_READABLE.rawValue }
         if ready.contains(.write) { flags |= DBUS_WATCH_WRITABLE.rawValue }
+        loopState.drainFollows = true
         dbus_watch_handle(key.pointer, flags)
+        loopState.drainFollows = false
         drain()
     }
 
@@ -106,7 +131,9 @@ extension DBusTransport {
         let key = WatchKey(timeout)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: interval), interval: interval, repeats: true) { [self] _ in
             guard state.withLock({ $0.timeouts[key.pointer] != nil && !$0.closed }) else { return }
+            loopState.drainFollows = true
             dbus_timeout_handle(key.pointer)
+            loopState.drainFollows = false
             drain()
         }
         state.withLock { $0.timeouts[timeout] = timer }
@@ -119,14 +146,15 @@ extension DBusTransport {
 
     // MARK: Dispatch
 
-    /// Queues a ``drain()`` on the loop (once, however often libdbus reports data).
+    /// Queues a ``drain()`` on the loop (once, however often libdbus reports data; none while the
+    /// loop is reading the socket, which drains right after).
     func scheduleDrain() {
         let work: @Sendable () -> Void = { [self] in
             loopState.drainScheduled = false
             drain()
         }
         if loop.isCurrentThread {
-            guard !loopState.drainScheduled else { return }
+            guard !loopState.drainScheduled, !loopState.drainFollows else { return }
             loopState.drainScheduled = true
         }
         loop.perform(work)

@@ -16,8 +16,8 @@ import PortRunLoopKit
 /// (`AddMatch`, waited for, so that it is in effect when ``subscribe(_:)`` returns).
 ///
 /// Thread-safety: `@unchecked Sendable`. `connection` is a libdbus connection used on `loop`'s
-/// thread only after `init` (see above); `state` is guarded by its own lock; `loopState` is read and
-/// written on `loop`'s thread only.
+/// thread only after `init` (see above); `state` and `postQueue` are guarded by their own locks;
+/// `loopState` is read and written on `loop`'s thread only.
 final class DBusTransport: NotificationTransport, @unchecked Sendable {
     let loop: PortRunLoop
     let logger: Logger
@@ -36,9 +36,26 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
 
     let state = Locked(State())
 
-    /// Loop-thread-only flags.
+    /// Posts from other threads waiting for the loop, in arrival order; `scheduled` while a
+    /// ``sendQueued()`` is queued on the loop for them.
+    struct PostQueue {
+        var messages: [OutgoingMessage] = []
+        var scheduled = false
+    }
+
+    let postQueue = Locked(PostQueue())
+
+    /// Loop-thread-only state.
     final class LoopState {
         var drainScheduled = false
+        /// Inside `dbus_watch_handle` or `dbus_timeout_handle`: a drain follows, so libdbus'
+        /// "data remains" report queues none.
+        var drainFollows = false
+        /// Inside a send batch: watch changes are applied once after it (``changedWatches``).
+        var deferringWatchChanges = false
+        var changedWatches: [OpaquePointer] = []
+        /// The batch array handed back and forth with ``postQueue`` (its storage reused).
+        var spareBatch: [OutgoingMessage] = []
     }
 
     nonisolated(unsafe) let loopState = LoopState()
@@ -59,6 +76,7 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         // A private connection must be closed before its last reference goes (libdbus aborts
         // otherwise); `close()` normally did it on the loop's thread.
         if !state.withLock({ $0.closed }) { closeNow() }
+        discardQueuedPosts()
         dbus_connection_unref(connection)
     }
 
@@ -70,35 +88,6 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         state.withLock { $0.delegate = delegate }
         installLoopIntegration()
         scheduleDrain()
-    }
-
-    // MARK: Posting
-
-    func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
-        let userInfo = try PropertyListCoding.encode(userInfo: envelope.userInfo ?? [:])
-        guard isConnected else { throw .disconnected }
-        guard let message = dbus_message_new_signal(NotificationWireFormat.path, NotificationWireFormat.interface,
-                                                    NotificationWireFormat.member) else { throw .outOfMemory }
-        let arguments = NotificationWireFormat.arguments(name: envelope.name, object: envelope.object,
-                                                         userInfo: userInfo, deliverImmediately: envelope.deliverImmediately)
-        guard DBusMessageWriter.append(arguments, to: message) else {
-            dbus_message_unref(message)
-            throw .outOfMemory
-        }
-        let outgoing = OutgoingMessage(pointer: message)
-        if loop.isCurrentThread {
-            send(outgoing)
-        } else if !loop.perform({ self.send(outgoing) }) {
-            dbus_message_unref(message)
-            throw .disconnected
-        }
-    }
-
-    /// Queues `message` on the connection (loop thread) and releases it.
-    private func send(_ message: OutgoingMessage) {
-        defer { dbus_message_unref(message.pointer) }
-        guard isConnected else { return }
-        dbus_connection_send(connection, message.pointer, nil)
     }
 
     // MARK: Subscriptions

@@ -75,7 +75,12 @@ public struct TransportSubscriptionToken: Sendable, Hashable {
 public protocol TransportDelegate: AnyObject, Sendable {
     /// A distributed notification arrived.
     func transportReceived(_ envelope: NotificationEnvelope)
-    /// A bus signal arrived (any signal the subscriptions matched, notifications included).
+    /// Whether any observation takes raw bus signals: a transport makes a ``BusSignal`` for
+    /// ``transportReceived(_:)`` only while this is true (read on the loop thread, per
+    /// message).
+    var observesSignals: Bool { get }
+    /// A bus signal arrived (any signal the subscriptions matched, notifications included), while
+    /// ``observesSignals``.
     func transportReceived(_ signal: BusSignal)
     /// A notification-shaped message could not be read: dropped (the center counts and logs it).
     func transportDroppedMalformed(from sender: String, reason: String)

@@ -1,0 +1,73 @@
+import CDBus
+import PortRunLoopKit
+
+extension DBusTransport {
+    /// Builds the signal on the calling thread (a typed error for bad input) and sends it from the
+    /// loop. On the loop's thread it is sent at once (after whatever other threads queued before).
+    /// From another thread it joins the post queue: the first post of a batch rings the loop once
+    /// (one `perform`), and the loop sends every queued message at once (``sendQueued()``).
+    func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
+        let message = try NotificationSignalWriter.message(for: envelope)
+        guard isConnected else {
+            dbus_message_unref(message)
+            throw .disconnected
+        }
+        let outgoing = OutgoingMessage(pointer: message)
+        if loop.isCurrentThread {
+            // Whatever other threads queued before stays ahead of this post.
+            sendQueued()
+            send(CollectionOfOne(outgoing))
+            return
+        }
+        let ring = postQueue.withLock { queue -> Bool in
+            queue.messages.append(outgoing)
+            defer { queue.scheduled = true }
+            return !queue.scheduled
+        }
+        guard ring else { return }
+        if !loop.perform({ self.sendQueued() }) {
+            // The loop is shut down: nothing queued will go out (the others' posts already returned).
+            discardQueuedPosts()
+            throw .disconnected
+        }
+    }
+
+    /// Sends every queued post, in queue order (loop thread): one batch.
+    func sendQueued() {
+        let state = loopState
+        var batch: [OutgoingMessage] = []
+        swap(&batch, &state.spareBatch) // uniquely referenced, so the queue appends in place
+        postQueue.withLock { queue in
+            swap(&batch, &queue.messages)
+            queue.scheduled = false
+        }
+        if !batch.isEmpty { send(batch) }
+        batch.removeAll(keepingCapacity: true)
+        state.spareBatch = batch
+    }
+
+    /// Releases the queued posts unsent (the loop is gone, or the transport is).
+    func discardQueuedPosts() {
+        let lost = postQueue.withLock { queue -> [OutgoingMessage] in
+            defer { queue = PostQueue() }
+            return queue.messages
+        }
+        for message in lost { dbus_message_unref(message.pointer) }
+    }
+
+    /// Queues `messages` on the connection, in order, and releases them (loop thread). libdbus
+    /// writes each as it is queued; the write watch it enables and disables meanwhile is applied
+    /// once, after the batch (a loop source only when something is left to write).
+    private func send(_ messages: some Collection<OutgoingMessage>) {
+        guard isConnected else {
+            for message in messages { dbus_message_unref(message.pointer) }
+            return
+        }
+        withWatchChangesDeferred {
+            for message in messages {
+                dbus_connection_send(connection, message.pointer, nil)
+                dbus_message_unref(message.pointer)
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import CDBus
+import Foundation
+
+/// Reads a `Posted` signal (``NotificationWireFormat``) straight from libdbus' message into the
+/// ``NotificationEnvelope`` observers receive: no ``BusValue`` tree in between, and no dictionary
+/// for an empty userInfo.
+///
+/// It accepts the signatures ``NotificationWireFormat`` names (`ss`, `ssa{s*}` or `ssa{s*}b`,
+/// checked first), then a non-empty name, then userInfo values each with a property-list form (as
+/// ``PropertyListCoding`` decodes them).
+///
+/// Thread-safety: a stateless namespace; the message must not be shared while it is read.
+enum NotificationSignalReader {
+    /// The envelope `message` carries, or why it is not one.
+    static func envelope(from message: OpaquePointer) -> Result<NotificationEnvelope, MalformedNotification> {
+        guard let signature = dbus_message_get_signature(message), hasNotificationShape(signature) else {
+            return .failure(.signature)
+        }
+        var iter = DBusMessageIter()
+        guard dbus_message_iter_init(message, &iter) != 0 else { return .failure(.signature) }
+        // The shape is known: s, s, then optionally a{s…}, then optionally b.
+        let name = string(&iter)
+        guard !name.isEmpty else { return .failure(.emptyName) }
+        dbus_message_iter_next(&iter)
+        let object = string(&iter)
+        var userInfo: [AnyHashable: Any]?
+        var immediately = false
+        if dbus_message_iter_next(&iter) != 0 {
+            var entries = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &entries)
+            if dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
+                var result: [AnyHashable: Any] = Dictionary(minimumCapacity: Int(dbus_message_iter_get_element_count(&iter)))
+                repeat {
+                    var pair = DBusMessageIter()
+                    dbus_message_iter_recurse(&entries, &pair)
+                    let key = string(&pair)
+                    dbus_message_iter_next(&pair)
+                    guard let value = value(&pair) else { return .failure(.userInfo) }
+                    result[key] = value
+                } while dbus_message_iter_next(&entries) != 0
+                userInfo = result
+            }
+            if dbus_message_iter_next(&iter) != 0 {
+                var flag: dbus_bool_t = 0
+                dbus_message_iter_get_basic(&iter, &flag)
+                immediately = flag != 0
+            }
+        }
+        return .success(NotificationEnvelope(name: name, object: object.isEmpty ? nil : object,
+                                             userInfo: userInfo, deliverImmediately: immediately))
+    }
+
+    /// Whether a message signature is `ss`, `ssa{s<one type>}` or `ssa{s<one type>}b`.
+    static func hasNotificationShape(_ signature: UnsafePointer<CChar>) -> Bool {
+        let length = strlen(signature)
+        guard length >= 2, signature[0] == CChar(UInt8(ascii: "s")), signature[1] == CChar(UInt8(ascii: "s")) else { return false }
+        if length == 2 { return true }
+        guard length >= 7, strncmp(signature + 2, "a{s", 3) == 0 else { return false }
+        // The dictionary's value is one complete type: the entry's `}` is where the braces balance.
+        var depth = 1
+        var index = 5
+        while index < length {
+            switch UInt8(bitPattern: signature[index]) {
+            case UInt8(ascii: "{"), UInt8(ascii: "("): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: ")"): depth -= 1
+            default: break
+            }
+            if depth == 0 { break }
+            index += 1
+        }
+        guard depth == 0, index > 5 else { return false }
+        let rest = length - index - 1
+        return rest == 0 || (rest == 1 && signature[index + 1] == CChar(UInt8(ascii: "b")))
+    }
+
+    /// The string, object path or signature `iter` is at.
+    private static func string(_ iter: inout DBusMessageIter) -> String {
+        var pointer: UnsafePointer<CChar>?
+        dbus_message_iter_get_basic(&iter, &pointer)
+        return pointer.map { String(cString: $0) } ?? ""
+    }
+
+    private static func basic<T: BitwiseCopyable>(_ iter: inout DBusMessageIter, _ zero: T) -> T {
+        var value = zero
+        withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, UnsafeMutableRawPointer($0)) }
+        return value
+    }
+
+    /// The property-list value `iter` is at (``PropertyListCoding``'s decoding), or nil for a value
+    /// with no property-list form (a Unix fd, say).
+    static func value(_ iter: inout DBusMessageIter) -> Any? {
+        switch dbus_message_iter_get_arg_type(&iter) {
+        case DBusTypeCode.string, DBusTypeCode.objectPath, DBusTypeCode.signature: return string(&iter)
+        case DBusTypeCode.boolean: return basic(&iter, dbus_bool_t(0)) != 0
+        case DBusTypeCode.byte: return Int(basic(&iter, UInt8(0)))
+        case DBusTypeCode.int16: return Int(basic(&iter, Int16(0)))
+        case DBusTypeCode.uint16: return Int(basic(&iter, UInt16(0)))
+        case DBusTypeCode.int32: return Int(basic(&iter, Int32(0)))
+        case DBusTypeCode.uint32: return Int(basic(&iter, UInt32(0)))
+        case DBusTypeCode.int64: return Int(basic(&iter, Int64(0)))
+        case DBusTypeCode.uint64:
+            let v = basic(&iter, UInt64(0))
+            return v <= UInt64(Int.max) ? Int(v) : v
+        case DBusTypeCode.double: return basic(&iter, Double(0))
+        case DBusTypeCode.variant:
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &inner)
+            return value(&inner)
+        case DBusTypeCode.structure:
+            var fields = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &fields)
+            return list(&fields, capacity: 0)
+        case DBusTypeCode.array:
+            return array(&iter)
+        default:
+            return nil
+        }
+    }
+
+    /// An array value: `ay` → `Data`, dictionaries → `[String: Any]` (other key types:
+    /// `[AnyHashable: Any]`), anything else → `[Any]`.
+    private static func array(_ iter: inout DBusMessageIter) -> Any? {
+        let element = dbus_message_iter_get_element_type(&iter)
+        var items = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &items)
+        if element == DBusTypeCode.byte {
+            var pointer: UnsafeMutableRawPointer?
+            var count: Int32 = 0
+            dbus_message_iter_get_fixed_array(&items, &pointer, &count)
+            return pointer.map { Data(bytes: $0, count: Int(count)) } ?? Data()
+        }
+        let count = Int(dbus_message_iter_get_element_count(&iter))
+        guard element == DBusTypeCode.dictEntry else { return list(&items, capacity: count) }
+        // The key type: the first character after `a{` of the array's signature (read off an
+        // entry's key, or, for an empty dictionary, off the signature).
+        var stringKeys: Bool
+        if dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
+            var pair = DBusMessageIter()
+            dbus_message_iter_recurse(&items, &pair)
+            stringKeys = dbus_message_iter_get_arg_type(&pair) == DBusTypeCode.string
+        } else {
+            guard let signature = dbus_message_iter_get_signature(&iter) else { return nil }
+            stringKeys = signature[2] == CChar(UInt8(ascii: "s"))
+            dbus_free(signature)
+        }
+        if stringKeys {
+            var out: [String: Any] = Dictionary(minimumCapacity: count)
+            while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
+                var pair = DBusMessageIter()
+                dbus_message_iter_recurse(&items, &pair)
+                let key = string(&pair)
+                dbus_message_iter_next(&pair)
+                guard let item = value(&pair) else { return nil }
+                out[key] = item
+                dbus_message_iter_next(&items)
+            }
+            return out
+        }
+        var out: [AnyHashable: Any] = Dictionary(minimumCapacity: count)
+        while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
+            var pair = DBusMessageIter()
+            dbus_message_iter_recurse(&items, &pair)
+            guard let key = value(&pair) as? AnyHashable else { return nil }
+            dbus_message_iter_next(&pair)
+            guard let item = value(&pair) else { return nil }
+            out[key] = item
+            dbus_message_iter_next(&items)
+        }
+        return out
+    }
+
+    /// The values from `iter` to the end of its container.
+    private static func list(_ iter: inout DBusMessageIter, capacity: Int) -> [Any]? {
+        var out: [Any] = []
+        out.reserveCapacity(capacity)
+        while dbus_message_iter_get_arg_type(&iter) != DBusTypeCode.invalid {
+            guard let item = value(&iter) else { return nil }
+            out.append(item)
+            dbus_message_iter_next(&iter)
+        }
+        return out
+    }
+}

@@ -1,0 +1,199 @@
+import CDBus
+import Foundation
+
+/// Builds the `Posted` signal (``NotificationWireFormat``, `ssa{sv}b`) for an envelope, writing the
+/// userInfo straight from the property list into libdbus' message: no ``BusValue`` tree in between.
+///
+/// The mapping, the keys' order (sorted) and the errors are ``PropertyListCoding``'s: a value with
+/// no property-list form throws ``BusNotificationError/unsupportedUserInfoValue(keyPath:type:)``
+/// naming the same key path, and nothing is sent.
+///
+/// Thread-safety: a stateless namespace; the message is the caller's until it is sent.
+enum NotificationSignalWriter {
+    /// A new signal message carrying `envelope` (the caller owns its reference).
+    static func message(for envelope: NotificationEnvelope) throws(BusNotificationError) -> OpaquePointer {
+        guard let message = dbus_message_new_signal(NotificationWireFormat.path, NotificationWireFormat.interface,
+                                                    NotificationWireFormat.member) else { throw .outOfMemory }
+        do throws(BusNotificationError) {
+            var iter = DBusMessageIter()
+            dbus_message_iter_init_append(message, &iter)
+            try appendString(envelope.name, type: DBusTypeCode.string, to: &iter)
+            try appendString(envelope.object ?? "", type: DBusTypeCode.string, to: &iter)
+            try appendUserInfo(envelope.userInfo, to: &iter)
+            var flag: dbus_bool_t = envelope.deliverImmediately ? 1 : 0
+            guard dbus_message_iter_append_basic(&iter, DBusTypeCode.boolean, &flag) != 0 else { throw .outOfMemory }
+        } catch {
+            dbus_message_unref(message)
+            throw error
+        }
+        return message
+    }
+
+    /// The userInfo as `a{sv}`, keys sorted.
+    private static func appendUserInfo(_ userInfo: [AnyHashable: Any]?, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        guard let userInfo, !userInfo.isEmpty else {
+            try container(DBusTypeCode.array, "{sv}", &iter) { _ throws(BusNotificationError) in }
+            return
+        }
+        var entries: [(key: String, value: Any)] = []
+        entries.reserveCapacity(userInfo.count)
+        for (key, value) in userInfo {
+            guard let name = key.base as? String else {
+                // A key that is not a string: the error (and which one is named first) as the
+                // documented encoding reports it.
+                _ = try PropertyListCoding.encode(userInfo: userInfo)
+                throw .unsupportedUserInfoValue(keyPath: "\(key)", type: "key of type \(type(of: key.base))")
+            }
+            entries.append((name, value))
+        }
+        if entries.count > 1 { entries.sort { $0.key < $1.key } }
+        try appendEntries(entries, to: &iter, prefix: "")
+    }
+
+    /// `entries` (sorted) as an `a{sv}`; an error's key path is prefixed with `prefix`.
+    private static func appendEntries(_ entries: [(key: String, value: Any)], to iter: inout DBusMessageIter,
+                                      prefix: String) throws(BusNotificationError) {
+        try container(DBusTypeCode.array, "{sv}", &iter) { array throws(BusNotificationError) in
+            for entry in entries {
+                try container(DBusTypeCode.dictEntry, nil, &array) { pair throws(BusNotificationError) in
+                    try appendString(entry.key, type: DBusTypeCode.string, to: &pair)
+                    do throws(BusNotificationError) {
+                        try appendVariant(entry.value, to: &pair)
+                    } catch {
+                        throw error.below(prefix + entry.key)
+                    }
+                }
+            }
+        }
+    }
+
+    /// One value in a variant. An error's key path is relative to the value (`""` for itself,
+    /// `[2]` or `.key` below it): the caller prefixes its own.
+    private static func appendVariant(_ value: Any, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        switch value {
+        case let v as String: try variantString(v, to: &iter)
+        case let v as Substring: try variantString(String(v), to: &iter)
+        case let v as Bool where type(of: value) == Bool.self:
+            var flag: dbus_bool_t = v ? 1 : 0
+            try variantBasic(&flag, DBusTypeCode.boolean, "b", to: &iter)
+        case let v as NSNumber where type(of: value) is NSNumber.Type:
+            switch String(cString: v.objCType) {
+            case "d", "f":
+                var d = v.doubleValue
+                try variantBasic(&d, DBusTypeCode.double, "d", to: &iter)
+            case "Q", "L": try variantUnsigned(v.uint64Value, to: &iter)
+            default: try variantSigned(v.int64Value, to: &iter)
+            }
+        case let v as Int: try variantSigned(Int64(v), to: &iter)
+        case let v as Int8: try variantSigned(Int64(v), to: &iter)
+        case let v as Int16: try variantSigned(Int64(v), to: &iter)
+        case let v as Int32: try variantSigned(Int64(v), to: &iter)
+        case let v as Int64: try variantSigned(v, to: &iter)
+        case let v as UInt: try variantUnsigned(UInt64(v), to: &iter)
+        case let v as UInt8: try variantSigned(Int64(v), to: &iter)
+        case let v as UInt16: try variantSigned(Int64(v), to: &iter)
+        case let v as UInt32: try variantSigned(Int64(v), to: &iter)
+        case let v as UInt64: try variantUnsigned(v, to: &iter)
+        case var v as Double: try variantBasic(&v, DBusTypeCode.double, "d", to: &iter)
+        case let v as Float:
+            var d = Double(v)
+            try variantBasic(&d, DBusTypeCode.double, "d", to: &iter)
+        case let v as Data:
+            try container(DBusTypeCode.variant, "ay", &iter) { variant throws(BusNotificationError) in
+                try container(DBusTypeCode.array, "y", &variant) { bytes throws(BusNotificationError) in
+                    let appended = v.withUnsafeBytes { raw in
+                        var base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+                        return dbus_message_iter_append_fixed_array(&bytes, DBusTypeCode.byte, &base, Int32(raw.count)) != 0
+                    }
+                    guard appended else { throw .outOfMemory }
+                }
+            }
+        case let v as [Any]:
+            try container(DBusTypeCode.variant, "av", &iter) { variant throws(BusNotificationError) in
+                try container(DBusTypeCode.array, "v", &variant) { items throws(BusNotificationError) in
+                    for (index, item) in v.enumerated() {
+                        do throws(BusNotificationError) {
+                            try appendVariant(item, to: &items)
+                        } catch {
+                            throw error.below("[\(index)]")
+                        }
+                    }
+                }
+            }
+        case let v as [String: Any]:
+            try container(DBusTypeCode.variant, "a{sv}", &iter) { variant throws(BusNotificationError) in
+                try appendEntries(v.sorted { $0.key < $1.key }, to: &variant, prefix: ".")
+            }
+        case let v as [AnyHashable: Any]:
+            // Rare (a bridged or explicitly typed dictionary): the documented encoding, then written.
+            let encoded = try PropertyListCoding.encode(v, path: "")
+            try container(DBusTypeCode.variant, "a{sv}", &iter) { variant throws(BusNotificationError) in
+                guard DBusMessageWriter.append(encoded, to: &variant) else { throw .outOfMemory }
+            }
+        default:
+            throw .unsupportedUserInfoValue(keyPath: "", type: "\(type(of: value))")
+        }
+    }
+
+    private static func variantSigned(_ value: Int64, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        var v = value
+        try variantBasic(&v, DBusTypeCode.int64, "x", to: &iter)
+    }
+
+    /// `t` only above `Int64.max` (as ``PropertyListCoding`` encodes).
+    private static func variantUnsigned(_ value: UInt64, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        if value <= UInt64(Int64.max) { return try variantSigned(Int64(value), to: &iter) }
+        var v = value
+        try variantBasic(&v, DBusTypeCode.uint64, "t", to: &iter)
+    }
+
+    private static func variantBasic<T>(_ value: inout T, _ type: Int32, _ signature: StaticString,
+                                        to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        var sub = DBusMessageIter()
+        guard dbus_message_iter_open_container(&iter, DBusTypeCode.variant, UnsafeRawPointer(signature.utf8Start).assumingMemoryBound(to: CChar.self), &sub) != 0 else {
+            throw .outOfMemory
+        }
+        guard withUnsafeMutablePointer(to: &value, { dbus_message_iter_append_basic(&sub, type, $0) }) != 0 else {
+            dbus_message_iter_abandon_container(&iter, &sub)
+            throw .outOfMemory
+        }
+        guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw .outOfMemory }
+    }
+
+    private static func variantString(_ value: String, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        try container(DBusTypeCode.variant, "s", &iter) { sub throws(BusNotificationError) in
+            try appendString(value, type: DBusTypeCode.string, to: &sub)
+        }
+    }
+
+    private static func appendString(_ value: String, type: Int32, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        let appended = value.withCString { pointer in
+            var p: UnsafePointer<CChar>? = pointer
+            return dbus_message_iter_append_basic(&iter, type, &p) != 0
+        }
+        guard appended else { throw .outOfMemory }
+    }
+
+    /// Opens a container, fills it with `body`, closes it (abandons it when `body` threw).
+    private static func container(_ type: Int32, _ signature: StaticString?, _ iter: inout DBusMessageIter,
+                                  _ body: (inout DBusMessageIter) throws(BusNotificationError) -> Void) throws(BusNotificationError) {
+        var sub = DBusMessageIter()
+        let pointer = signature.map { UnsafeRawPointer($0.utf8Start).assumingMemoryBound(to: CChar.self) }
+        guard dbus_message_iter_open_container(&iter, type, pointer, &sub) != 0 else { throw .outOfMemory }
+        do {
+            try body(&sub)
+        } catch {
+            dbus_message_iter_abandon_container(&iter, &sub)
+            throw error
+        }
+        guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw .outOfMemory }
+    }
+}
+
+extension BusNotificationError {
+    /// An unsupported value's error with `parent` put before its key path (other errors as they are).
+    fileprivate func below(_ parent: String) -> BusNotificationError {
+        guard case .unsupportedUserInfoValue(let keyPath, let type) = self else { return self }
+        return .unsupportedUserInfoValue(keyPath: parent + keyPath, type: type)
+    }
+}
