@@ -229,13 +229,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
-        if let loop, let source = serveReplies(on: loop) {
+        if let loop, let source = serveReplies(on: loop, for: wait) {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
             source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
             locked { polling -= 1; closeIfEnded() }
         } else {
             locked {
-                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline) {}
+                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline, stoppingAt: wait) {}
             }
         }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
@@ -253,7 +253,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// answer). The source counts as a poller, so the fd is not closed under it: the caller cancels
     /// it, then counts itself out (``closeIfEnded()``). Nil when no such source could be made (the
     /// connection is closed, or the loop refused the fd): the caller then polls the socket.
-    private func serveReplies(on loop: PortRunLoop) -> FileDescriptorSource? {
+    private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> FileDescriptorSource? {
         let fd = condition.withLock { _ -> Int32 in
             if self.fd >= 0 { polling += 1 }
             return self.fd
@@ -262,7 +262,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // Held strongly: the source lives only until the request returns (cancelled there).
         if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [self] _ in
             locked {
-                drainFrames()
+                drainFrames(stoppingAt: wait)
                 if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
             }
             condition.broadcast()
@@ -354,7 +354,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// With the lock held: waits until frames were read (by this thread or another) or `deadline`
     /// passed. Returns false on timeout; true when something may have changed (look again).
-    private func waitForFrames(until deadline: Double) -> Bool {
+    /// With `wait`, the read ends as soon as that request's reply is in (``drainFrames(stoppingAt:)``).
+    private func waitForFrames(until deadline: Double, stoppingAt wait: ReplyWait? = nil) -> Bool {
         guard System.monotonicSeconds() < deadline else { return false }
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
@@ -371,15 +372,22 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         isReading = false
         polling -= 1
         if ready.contains(.woken) { System.resetEventfd(wakeFD) }
-        if ended == nil { drainFrames() }
+        if ended == nil { drainFrames(stoppingAt: wait) }
         closeIfEnded()
         condition.broadcast()
         return !ready.isEmpty
     }
 
-    /// With the lock held: reads and handles every frame waiting, without blocking.
-    private func drainFrames() {
-        while ended == nil, fd >= 0 {
+    /// With the lock held: reads and handles every frame waiting, without blocking, or, given a
+    /// request's `wait`, only up to the frame that completes it.
+    ///
+    /// Ending at a request's reply spares the round trip the `recv` that would find the socket
+    /// empty. Frames that came after the reply (credits, routed messages, other replies) stay in
+    /// the socket for the next look, and every reader that needs them looks: a send without a
+    /// credit drains before it waits, a waiting request polls the socket (readable at once), and a
+    /// loop's read source is level-triggered, so a `readingOn:` loop reads them at its next turn.
+    private func drainFrames(stoppingAt wait: ReplyWait? = nil) {
+        while ended == nil, fd >= 0, !(wait?.isComplete ?? false) {
             var descriptorCount: Int32 = 0
             let result = System.receiveFrame(fd, into: receiveBuffer, control: receiveControl, descriptorCount: &descriptorCount)
             // Owned at once: every path below that does not hand them on closes them.
