@@ -157,4 +157,58 @@ import PortRunLoopTestSupport
         #expect(first.msgid == 1001)
         #expect(second.msgid == 1002)
     }
+
+    /// Answers every request read from `peer` (msgid + 1000) until `count` were answered; fires
+    /// `done` then.
+    private func answerRequests(_ count: Int, on peer: Int32, done: Signal) {
+        Thread.detachNewThread { [self] in
+            var answered = 0
+            while answered < count, let frame = readFrame(peer) {
+                guard frame.flags.contains(.request) else { continue }
+                write(CrossProcessFrame(kind: .reply, msgid: frame.msgid + 1000, firstID: frame.firstID), to: peer)
+                answered += 1
+            }
+            done.fire()
+        }
+    }
+
+    /// Requests from a loop's thread read their replies through a reader the connection keeps for
+    /// that loop; requests from another loop's thread meanwhile use one of their own; and when the
+    /// publisher goes away, a request on the first loop fails with the end (the kept reader does
+    /// not keep the connection open).
+    @Test func requestsFromLoopThreadsAcrossTheKeptReader() throws {
+        let first = try RunLoopThread(name: "xproc-requester-1")
+        defer { first.stop() }
+        let second = try RunLoopThread(name: "xproc-requester-2")
+        defer { second.stop() }
+        let (remote, peer) = try makeRemotePort(credits: 64)
+        defer { remote.invalidate() }
+        let answered = Signal()
+        answerRequests(30, on: peer, done: answered)
+        let replies = Recorder<UInt32>()
+        for thread in [first, second, first] {
+            try thread.loop.performAndWait(timeout: .seconds(30)) {
+                for msgid in UInt32(1)...10 {
+                    if let reply = try? remote.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: .seconds(10)) {
+                        replies.append(reply.msgid)
+                    }
+                }
+            }
+        }
+        #expect(answered.wait(seconds: 10))
+        #expect(replies.values == Array(repeating: Array(UInt32(1001)...1010), count: 3).flatMap { $0 })
+
+        close(peer) // the publisher goes away
+        let failure = Locked<CrossProcessPortError?>(nil)
+        try first.loop.performAndWait(timeout: .seconds(30)) {
+            do throws(CrossProcessPortError) {
+                _ = try remote.sendRequest(msgid: 99, sendTimeout: .seconds(5), receiveTimeout: .seconds(10))
+            } catch {
+                failure.withLock { $0 = error }
+            }
+        }
+        let error = failure.withLock { $0 }
+        #expect(error == .peerDied)
+        #expect(!remote.isValid)
+    }
 }

@@ -64,6 +64,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private weak var readLoop: PortRunLoop?
     /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
     private var wakeFD: Int32 = -1
+    /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
+    /// cancelled when the connection closes (``closeIfEnded()``).
+    private var keptReader: ReplyReader?
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
     private(set) var dropped = 0
@@ -82,6 +85,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
+        keptReader?.source?.cancel()
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
@@ -205,8 +209,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The wait is a ``ReplyWait`` (a ``BlockingCall``), completed by whichever thread reads the
     /// reply or finds the connection ended. On a thread whose loop is alive it is the library's one
     /// blocking wait (``BlockingCall/waitUntilComplete(deadline:on:)``): the loop serves its
-    /// `.synchronousWait` mode, where the connection is a temporary fd source (``serveReplies(on:)``)
-    /// whose handler reads the frames and so completes the wait, and the wait is registered in
+    /// `.synchronousWait` mode, where the connection is an fd source (``serveReplies(on:for:)``; kept
+    /// armed between requests for one loop) whose handler reads the frames and so completes the wait, and the wait is registered in
     /// ``BlockingWaits`` (with no target loop: the loop that answers is in another process). A
     /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
     /// loop is optional), so it reads the socket itself: it polls it as a send waiting for credits
@@ -229,10 +233,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
-        if let loop, let source = serveReplies(on: loop, for: wait) {
+        if let loop, let reader = serveReplies(on: loop, for: wait) {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
-            source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
-            locked { polling -= 1; closeIfEnded() }
+            finishServing(reader)
         } else {
             locked {
                 while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline, stoppingAt: wait) {}
@@ -246,31 +249,86 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Makes the connection a temporary fd source of `loop`'s private `.synchronousWait` mode, for
-    /// a request waiting there: its handler reads the frames (completing the request's wait), so
-    /// the reply is read while the loop serves synchronous work addressed to it (another thread's
-    /// `performAndWait`, a `postAndWait` delivery, perhaps made by the very handler that is to
-    /// answer). The source counts as a poller, so the fd is not closed under it: the caller cancels
-    /// it, then counts itself out (``closeIfEnded()``). Nil when no such source could be made (the
-    /// connection is closed, or the loop refused the fd): the caller then polls the socket.
-    private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> FileDescriptorSource? {
-        let fd = condition.withLock { _ -> Int32 in
-            if self.fd >= 0 { polling += 1 }
-            return self.fd
+    /// A loop's reader of replies: a fd source of the connection in the loop's private
+    /// `.synchronousWait` mode, and the request it now serves (its read ends at that request's
+    /// reply; nil between requests: it reads everything waiting).
+    ///
+    /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are guarded by the
+    /// connection's mutex; `loop` is weak and immutable.
+    private final class ReplyReader: @unchecked Sendable {
+        weak var loop: PortRunLoop?
+        var source: FileDescriptorSource?
+        var wait: ReplyWait?
+        /// The connection's ``keptReader``: armed between requests, not counted in `polling`.
+        var isKept = false
+
+        init(loop: PortRunLoop, wait: ReplyWait) {
+            self.loop = loop
+            self.wait = wait
         }
+    }
+
+    /// Finds or makes the reader through which a request waiting on `loop` reads its reply: its
+    /// handler reads the frames (completing the request's wait), so the reply is read while the
+    /// loop serves synchronous work addressed to it (another thread's `performAndWait`, a
+    /// `postAndWait` delivery, perhaps made by the very handler that is to answer). Nil when the
+    /// connection is closed or the loop refused the fd: the caller then polls the socket.
+    ///
+    /// One reader is kept between requests (``keptReader``), for the loop that made it: a
+    /// request/reply exchange from a loop's thread then costs no `epoll_ctl` and no registration
+    /// (the kept source stays armed in `.synchronousWait`, a mode only blocking waits run). A
+    /// reader made while the kept one is busy (a request nested in the wait of another on the same
+    /// thread) or belongs to another loop is temporary: it counts as a poller, so the fd is not
+    /// closed under it, and is cancelled when its request ends (``finishServing(_:)``). The kept
+    /// one is cancelled before the fd is closed (``closeIfEnded()``), like the `readingOn:` source.
+    private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> ReplyReader? {
+        let (kept, fd) = condition.withLock { _ -> (ReplyReader?, Int32) in
+            guard self.fd >= 0 else { return (nil, -1) }
+            if let kept = keptReader, kept.wait == nil, kept.loop === loop {
+                kept.wait = wait
+                return (kept, -1)
+            }
+            polling += 1
+            return (nil, self.fd)
+        }
+        if let kept { return kept }
         guard fd >= 0 else { return nil }
-        // Held strongly: the source lives only until the request returns (cancelled there).
-        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [self] _ in
+        let reader = ReplyReader(loop: loop, wait: wait)
+        // The reader holds the source and the source's handler the reader: a cycle that
+        // cancelling the source breaks. The connection is held weakly (a kept reader outlives
+        // requests).
+        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [weak self, reader] _ in
+            guard let self else { return }
             locked {
-                drainFrames(stoppingAt: wait)
+                drainFrames(stoppingAt: reader.wait)
                 if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
             }
             condition.broadcast()
         }) {
-            return source
+            condition.withLock { _ in reader.source = source }
+            return reader
         }
         locked { polling -= 1; closeIfEnded() }
         return nil
+    }
+
+    /// A request that waited through `reader` is over: the kept reader stays armed for the next
+    /// one; a temporary one becomes the kept one when there is none (or the kept one's loop is
+    /// gone) and the connection is open, and is cancelled otherwise.
+    private func finishServing(_ reader: ReplyReader) {
+        locked {
+            reader.wait = nil
+            guard !reader.isKept else { return } // cancelled already if the connection closed
+            polling -= 1
+            if ended == nil, fd >= 0, keptReader?.loop == nil {
+                keptReader?.source?.cancel() // its loop is gone
+                reader.isKept = true
+                keptReader = reader
+            } else {
+                reader.source?.cancel() // before the fd may be closed (FileDescriptorSource's rule)
+            }
+            closeIfEnded()
+        }
     }
 
     // MARK: Sending
@@ -479,6 +537,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
+        keptReader?.source?.cancel()
+        keptReader = nil
         System.closeDescriptor(fd)
         fd = -1
     }
