@@ -23,6 +23,8 @@ import Logging
 /// lock/unlock form because a reader lets it go around `poll`);
 /// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
 /// immutable.
+/// The guarded `var`s are `@exclusivity(unchecked)`: the mutex already makes every access
+/// exclusive, and the run-time checks were ~700 instructions of a request/reply exchange.
 final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let name: String
     let options: CrossProcessPortOptions
@@ -39,37 +41,37 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// in an array of its own.
     private let sendBuffer: UnsafeMutableRawBufferPointer
 
-    private var fd: Int32
-    private var credits: Int
-    private var isReading = false
+    @exclusivity(unchecked) private var fd: Int32
+    @exclusivity(unchecked) private var credits: Int
+    @exclusivity(unchecked) private var isReading = false
     /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
     /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
-    private var polling = 0
+    @exclusivity(unchecked) private var polling = 0
     /// Why the connection ended (what waiting calls throw); nil while open.
-    private var ended: CrossProcessPortError?
+    @exclusivity(unchecked) private var ended: CrossProcessPortError?
     /// The end, for the port's invalidation handler, until it is reported (``unlockReportingEnd()``).
-    private var endToReport: MessagePort.InvalidationReason?
+    @exclusivity(unchecked) private var endToReport: MessagePort.InvalidationReason?
     /// Told the reason the connection ended, once, without the lock held (the remote port
     /// invalidates itself). Not told of an end caused by the port's own ``invalidate()``.
     private var endObserver: (@Sendable (MessagePort.InvalidationReason) -> Void)?
-    private var nextRequestID: UInt64 = 1
+    @exclusivity(unchecked) private var nextRequestID: UInt64 = 1
     /// Requests waiting for their reply, by request id; the reply is stored in the wait.
-    private var requests: [UInt64: ReplyWait] = [:]
+    @exclusivity(unchecked) private var requests: [UInt64: ReplyWait] = [:]
     /// Local reply ports named in sends, by route id (held like a message holds its reply port).
-    private var routes: [UInt64: MessagePort] = [:]
-    private var routeIDs: [ObjectIdentifier: UInt64] = [:]
-    private var nextRouteID: UInt64 = 1
-    private var readSource: FileDescriptorSource?
+    @exclusivity(unchecked) private var routes: [UInt64: MessagePort] = [:]
+    @exclusivity(unchecked) private var routeIDs: [ObjectIdentifier: UInt64] = [:]
+    @exclusivity(unchecked) private var nextRouteID: UInt64 = 1
+    @exclusivity(unchecked) private var readSource: FileDescriptorSource?
     /// The loop `readSource` belongs to (weak: a connection does not keep a loop alive).
     private weak var readLoop: PortRunLoop?
     /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
-    private var wakeFD: Int32 = -1
+    @exclusivity(unchecked) private var wakeFD: Int32 = -1
     /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
     /// cancelled when the connection closes (``closeIfEnded()``).
-    private var keptReader: ReplyReader?
+    @exclusivity(unchecked) private var keptReader: ReplyReader?
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
-    private(set) var dropped = 0
+    @exclusivity(unchecked) private(set) var dropped = 0
 
     init(fd: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
         self.fd = fd
