@@ -87,7 +87,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
-        keptReader?.source?.cancel()
+        keptReader?.stop()
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
@@ -268,6 +268,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             self.loop = loop
             self.wait = wait
         }
+
+        /// With the connection's mutex held: cancels the source and lets it go (its handler
+        /// holds this reader: the cycle ends here).
+        func stop() {
+            source?.cancel()
+            source = nil
+        }
     }
 
     /// Finds or makes the reader through which a request waiting on `loop` reads its reply: its
@@ -323,11 +330,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             guard !reader.isKept else { return } // cancelled already if the connection closed
             polling -= 1
             if ended == nil, fd >= 0, keptReader?.loop == nil {
-                keptReader?.source?.cancel() // its loop is gone
+                keptReader?.stop() // its loop is gone
                 reader.isKept = true
                 keptReader = reader
             } else {
-                reader.source?.cancel() // before the fd may be closed (FileDescriptorSource's rule)
+                reader.stop() // before the fd may be closed (FileDescriptorSource's rule)
             }
             closeIfEnded()
         }
@@ -539,7 +546,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
-        keptReader?.source?.cancel()
+        keptReader?.stop()
         keptReader = nil
         System.closeDescriptor(fd)
         fd = -1
