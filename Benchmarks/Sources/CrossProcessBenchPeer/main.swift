@@ -3,7 +3,8 @@
 //   CrossProcessBenchPeer serve raw|nio|dbus|ours ADDRESS   serves the exchange; prints "ready" once it does
 //   CrossProcessBenchPeer send raw|nio|dbus|ours ADDRESS SIZE
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
-//       flush and prints "done"; exits at the end of stdin.
+//       flush, for each line "rounds N" makes N echo round trips, and prints "done"; exits at the end
+//       of stdin (a client to trace or profile on its own: strace, perf, callgrind).
 //   CrossProcessBenchPeer notify-send|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw ADDRESS
 //       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
 // ADDRESS is a socket path (raw, nio), a bus address (dbus) a port name (ours) or a Redis port on 127.0.0.1.
@@ -61,8 +62,13 @@ case ("send", _):
         let client = try connect.connect(address)
         say("ready")
         while let line = readLine() {
-            guard line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) else { fail("bad command '\(line)'") }
-            try client.burst(count, size: size)
+            if line.hasPrefix("rounds "), let count = Int(line.dropFirst(7)) {
+                try client.roundTrips(count, size: size, latencies: nil)
+            } else if line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) {
+                try client.burst(count, size: size)
+            } else {
+                fail("bad command '\(line)'")
+            }
             say("done")
         }
         client.close()

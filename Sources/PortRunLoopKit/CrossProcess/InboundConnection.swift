@@ -243,16 +243,23 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         }
     }
 
+    /// Any thread: ``sendFrame(_:descriptors:before:)`` for `frame` (of `size` bytes), encoded in a
+    /// temporary buffer (on the stack when small: a reply costs no allocation for its bytes).
+    func sendFrame(_ frame: CrossProcessFrame, size: Int, descriptors: [Int32], before deadline: Double) -> Bool {
+        withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+            let length = frame.encode(into: buffer)
+            return sendFrame(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), descriptors: descriptors, before: deadline)
+        }
+    }
+
     /// Any thread: sends a reply or routed frame, waiting for room in the socket until the monotonic
     /// `deadline`. False when the connection is closed or stayed full.
-    func sendFrame(_ bytes: [UInt8], descriptors: [Int32] = [], before deadline: Double) -> Bool {
+    func sendFrame(_ bytes: UnsafeRawBufferPointer, descriptors: [Int32] = [], before deadline: Double) -> Bool {
         while true {
             let (fd, result) = state.withLock { state -> (Int32, System.SocketResult) in
                 guard state.fd >= 0 else { return (-1, .closed) }
-                return (state.fd, bytes.withUnsafeBytes { bytes in
-                    descriptors.isEmpty ? System.sendFrame(state.fd, bytes)
-                        : descriptors.withUnsafeBufferPointer { System.sendFrame(state.fd, bytes, descriptors: $0) }
-                })
+                return (state.fd, descriptors.isEmpty ? System.sendFrame(state.fd, bytes)
+                    : descriptors.withUnsafeBufferPointer { System.sendFrame(state.fd, bytes, descriptors: $0) })
             }
             switch result {
             case .done: return true

@@ -1,9 +1,11 @@
 import Foundation
+import Synchronization
 
 /// The reply port of a message that came from another process: sends go back over the connection
 /// it came on, as the reply to a request (once) or as a message to a reply port the sender named.
 ///
-/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` is atomic.
+/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` is atomic (an
+/// `Atomic`, not a mutex: one is made per request from another process).
 final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     enum Route {
         /// The answer to the request with this id: one send only.
@@ -14,7 +16,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
 
     private let connection: InboundConnection
     let route: Route
-    private let answered = TracedMutex(false)
+    private let answered = Atomic<Bool>(false)
 
     init(connection: InboundConnection, route: Route) {
         self.connection = connection
@@ -42,16 +44,16 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
         let frame: CrossProcessFrame
         switch route {
         case .reply(let id):
-            guard answered.withLock({ answered in defer { answered = true }; return !answered }) else { return false }
+            guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
             frame = CrossProcessFrame(kind: .reply, msgid: msgid, firstID: id, components: components, descriptorCount: count)
         case .routed(let id):
             frame = CrossProcessFrame(kind: .routed, msgid: msgid, firstID: id, components: components, descriptorCount: count)
         }
-        return connection.sendFrame(frame.encoded(), descriptors: descriptors, before: deadline)
+        return connection.sendFrame(frame, size: size, descriptors: descriptors, before: deadline)
     }
 
     var isValid: Bool {
-        if case .reply = route, answered.withLock({ $0 }) { return false }
+        if case .reply = route, answered.load(ordering: .acquiring) { return false }
         return connection.isOpen
     }
 

@@ -23,6 +23,8 @@ import Logging
 /// lock/unlock form because a reader lets it go around `poll`);
 /// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
 /// immutable.
+/// The guarded `var`s are `@exclusivity(unchecked)`: the mutex already makes every access
+/// exclusive, and the run-time checks were ~700 instructions of a request/reply exchange.
 final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let name: String
     let options: CrossProcessPortOptions
@@ -39,34 +41,37 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// in an array of its own.
     private let sendBuffer: UnsafeMutableRawBufferPointer
 
-    private var fd: Int32
-    private var credits: Int
-    private var isReading = false
+    @exclusivity(unchecked) private var fd: Int32
+    @exclusivity(unchecked) private var credits: Int
+    @exclusivity(unchecked) private var isReading = false
     /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
     /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
-    private var polling = 0
+    @exclusivity(unchecked) private var polling = 0
     /// Why the connection ended (what waiting calls throw); nil while open.
-    private var ended: CrossProcessPortError?
+    @exclusivity(unchecked) private var ended: CrossProcessPortError?
     /// The end, for the port's invalidation handler, until it is reported (``unlockReportingEnd()``).
-    private var endToReport: MessagePort.InvalidationReason?
+    @exclusivity(unchecked) private var endToReport: MessagePort.InvalidationReason?
     /// Told the reason the connection ended, once, without the lock held (the remote port
     /// invalidates itself). Not told of an end caused by the port's own ``invalidate()``.
     private var endObserver: (@Sendable (MessagePort.InvalidationReason) -> Void)?
-    private var nextRequestID: UInt64 = 1
+    @exclusivity(unchecked) private var nextRequestID: UInt64 = 1
     /// Requests waiting for their reply, by request id; the reply is stored in the wait.
-    private var requests: [UInt64: ReplyWait] = [:]
+    @exclusivity(unchecked) private var requests: [UInt64: ReplyWait] = [:]
     /// Local reply ports named in sends, by route id (held like a message holds its reply port).
-    private var routes: [UInt64: MessagePort] = [:]
-    private var routeIDs: [ObjectIdentifier: UInt64] = [:]
-    private var nextRouteID: UInt64 = 1
-    private var readSource: FileDescriptorSource?
+    @exclusivity(unchecked) private var routes: [UInt64: MessagePort] = [:]
+    @exclusivity(unchecked) private var routeIDs: [ObjectIdentifier: UInt64] = [:]
+    @exclusivity(unchecked) private var nextRouteID: UInt64 = 1
+    @exclusivity(unchecked) private var readSource: FileDescriptorSource?
     /// The loop `readSource` belongs to (weak: a connection does not keep a loop alive).
     private weak var readLoop: PortRunLoop?
     /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
-    private var wakeFD: Int32 = -1
+    @exclusivity(unchecked) private var wakeFD: Int32 = -1
+    /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
+    /// cancelled when the connection closes (``closeIfEnded()``).
+    @exclusivity(unchecked) private var keptReader: ReplyReader?
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
-    private(set) var dropped = 0
+    @exclusivity(unchecked) private(set) var dropped = 0
 
     init(fd: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
         self.fd = fd
@@ -82,6 +87,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
+        keptReader?.stop()
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
@@ -205,8 +211,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The wait is a ``ReplyWait`` (a ``BlockingCall``), completed by whichever thread reads the
     /// reply or finds the connection ended. On a thread whose loop is alive it is the library's one
     /// blocking wait (``BlockingCall/waitUntilComplete(deadline:on:)``): the loop serves its
-    /// `.synchronousWait` mode, where the connection is a temporary fd source (``serveReplies(on:)``)
-    /// whose handler reads the frames and so completes the wait, and the wait is registered in
+    /// `.synchronousWait` mode, where the connection is an fd source (``serveReplies(on:for:)``; kept
+    /// armed between requests for one loop) whose handler reads the frames and so completes the wait, and the wait is registered in
     /// ``BlockingWaits`` (with no target loop: the loop that answers is in another process). A
     /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
     /// loop is optional), so it reads the socket itself: it polls it as a send waiting for credits
@@ -229,13 +235,12 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
-        if let loop, let source = serveReplies(on: loop) {
+        if let loop, let reader = serveReplies(on: loop, for: wait) {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
-            source.cancel() // before the fd may be closed (FileDescriptorSource's rule)
-            locked { polling -= 1; closeIfEnded() }
+            finishServing(reader)
         } else {
             locked {
-                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline) {}
+                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline, stoppingAt: wait) {}
             }
         }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
@@ -246,31 +251,93 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Makes the connection a temporary fd source of `loop`'s private `.synchronousWait` mode, for
-    /// a request waiting there: its handler reads the frames (completing the request's wait), so
-    /// the reply is read while the loop serves synchronous work addressed to it (another thread's
-    /// `performAndWait`, a `postAndWait` delivery, perhaps made by the very handler that is to
-    /// answer). The source counts as a poller, so the fd is not closed under it: the caller cancels
-    /// it, then counts itself out (``closeIfEnded()``). Nil when no such source could be made (the
-    /// connection is closed, or the loop refused the fd): the caller then polls the socket.
-    private func serveReplies(on loop: PortRunLoop) -> FileDescriptorSource? {
-        let fd = condition.withLock { _ -> Int32 in
-            if self.fd >= 0 { polling += 1 }
-            return self.fd
+    /// A loop's reader of replies: a fd source of the connection in the loop's private
+    /// `.synchronousWait` mode, and the request it now serves (its read ends at that request's
+    /// reply; nil between requests: it reads everything waiting).
+    ///
+    /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are guarded by the
+    /// connection's mutex; `loop` is weak and immutable.
+    private final class ReplyReader: @unchecked Sendable {
+        weak var loop: PortRunLoop?
+        var source: FileDescriptorSource?
+        var wait: ReplyWait?
+        /// The connection's ``keptReader``: armed between requests, not counted in `polling`.
+        var isKept = false
+
+        init(loop: PortRunLoop, wait: ReplyWait) {
+            self.loop = loop
+            self.wait = wait
         }
+
+        /// With the connection's mutex held: cancels the source and lets it go (its handler
+        /// holds this reader: the cycle ends here).
+        func stop() {
+            source?.cancel()
+            source = nil
+        }
+    }
+
+    /// Finds or makes the reader through which a request waiting on `loop` reads its reply: its
+    /// handler reads the frames (completing the request's wait), so the reply is read while the
+    /// loop serves synchronous work addressed to it (another thread's `performAndWait`, a
+    /// `postAndWait` delivery, perhaps made by the very handler that is to answer). Nil when the
+    /// connection is closed or the loop refused the fd: the caller then polls the socket.
+    ///
+    /// One reader is kept between requests (``keptReader``), for the loop that made it: a
+    /// request/reply exchange from a loop's thread then costs no `epoll_ctl` and no registration
+    /// (the kept source stays armed in `.synchronousWait`, a mode only blocking waits run). A
+    /// reader made while the kept one is busy (a request nested in the wait of another on the same
+    /// thread) or belongs to another loop is temporary: it counts as a poller, so the fd is not
+    /// closed under it, and is cancelled when its request ends (``finishServing(_:)``). The kept
+    /// one is cancelled before the fd is closed (``closeIfEnded()``), like the `readingOn:` source.
+    private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> ReplyReader? {
+        let (kept, fd) = condition.withLock { _ -> (ReplyReader?, Int32) in
+            guard self.fd >= 0 else { return (nil, -1) }
+            if let kept = keptReader, kept.wait == nil, kept.loop === loop {
+                kept.wait = wait
+                return (kept, -1)
+            }
+            polling += 1
+            return (nil, self.fd)
+        }
+        if let kept { return kept }
         guard fd >= 0 else { return nil }
-        // Held strongly: the source lives only until the request returns (cancelled there).
-        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [self] _ in
+        let reader = ReplyReader(loop: loop, wait: wait)
+        // The reader holds the source and the source's handler the reader: a cycle that
+        // cancelling the source breaks. The connection is held weakly (a kept reader outlives
+        // requests).
+        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [weak self, reader] _ in
+            guard let self else { return }
             locked {
-                drainFrames()
+                drainFrames(stoppingAt: reader.wait)
                 if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
             }
             condition.broadcast()
         }) {
-            return source
+            condition.withLock { _ in reader.source = source }
+            return reader
         }
         locked { polling -= 1; closeIfEnded() }
         return nil
+    }
+
+    /// A request that waited through `reader` is over: the kept reader stays armed for the next
+    /// one; a temporary one becomes the kept one when there is none (or the kept one's loop is
+    /// gone) and the connection is open, and is cancelled otherwise.
+    private func finishServing(_ reader: ReplyReader) {
+        locked {
+            reader.wait = nil
+            guard !reader.isKept else { return } // cancelled already if the connection closed
+            polling -= 1
+            if ended == nil, fd >= 0, keptReader?.loop == nil {
+                keptReader?.stop() // its loop is gone
+                reader.isKept = true
+                keptReader = reader
+            } else {
+                reader.stop() // before the fd may be closed (FileDescriptorSource's rule)
+            }
+            closeIfEnded()
+        }
     }
 
     // MARK: Sending
@@ -354,7 +421,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// With the lock held: waits until frames were read (by this thread or another) or `deadline`
     /// passed. Returns false on timeout; true when something may have changed (look again).
-    private func waitForFrames(until deadline: Double) -> Bool {
+    /// With `wait`, the read ends as soon as that request's reply is in (``drainFrames(stoppingAt:)``).
+    private func waitForFrames(until deadline: Double, stoppingAt wait: ReplyWait? = nil) -> Bool {
         guard System.monotonicSeconds() < deadline else { return false }
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
@@ -371,15 +439,22 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         isReading = false
         polling -= 1
         if ready.contains(.woken) { System.resetEventfd(wakeFD) }
-        if ended == nil { drainFrames() }
+        if ended == nil { drainFrames(stoppingAt: wait) }
         closeIfEnded()
         condition.broadcast()
         return !ready.isEmpty
     }
 
-    /// With the lock held: reads and handles every frame waiting, without blocking.
-    private func drainFrames() {
-        while ended == nil, fd >= 0 {
+    /// With the lock held: reads and handles every frame waiting, without blocking, or, given a
+    /// request's `wait`, only up to the frame that completes it.
+    ///
+    /// Ending at a request's reply spares the round trip the `recv` that would find the socket
+    /// empty. Frames that came after the reply (credits, routed messages, other replies) stay in
+    /// the socket for the next look, and every reader that needs them looks: a send without a
+    /// credit drains before it waits, a waiting request polls the socket (readable at once), and a
+    /// loop's read source is level-triggered, so a `readingOn:` loop reads them at its next turn.
+    private func drainFrames(stoppingAt wait: ReplyWait? = nil) {
+        while ended == nil, fd >= 0, !(wait?.isComplete ?? false) {
             var descriptorCount: Int32 = 0
             let result = System.receiveFrame(fd, into: receiveBuffer, control: receiveControl, descriptorCount: &descriptorCount)
             // Owned at once: every path below that does not hand them on closes them.
@@ -471,6 +546,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
+        keptReader?.stop()
+        keptReader = nil
         System.closeDescriptor(fd)
         fd = -1
     }

@@ -4,7 +4,7 @@ import Foundation
 /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``): a
 /// ``BlockingCall`` that the connection completes when it reads the reply or finds the connection
 /// ended, on whichever thread reads the frames (the caller's own loop, through the request's
-/// temporary fd source; the `readingOn:` loop; or the caller polling the socket). At the receive
+/// fd source in its private mode; the `readingOn:` loop; or the caller polling the socket). At the receive
 /// deadline the wait completes it itself: the caller then finds no reply (a timeout).
 ///
 /// Thread-safety: `@unchecked Sendable`; `reply` is guarded by the connection's mutex (written

@@ -50,10 +50,16 @@ extension PortRunLoop {
     /// With `inbox` locked, after adding work (or a wake or stop request): raises ``workHint`` for
     /// an owner that is spinning, and returns true when the caller must ring the doorbell (after
     /// unlocking) because the owner is parked.
+    ///
+    /// The owner itself never rings: it is awake, running the code that queues. It finds
+    /// ``Inbox/parked`` still set after a sleep an fd or a timer ended (the loop's wait leaves it set
+    /// then), typically when an fd handler queues into the loop's own
+    /// port (a message read from another process); the flag is cleared as a ring would, without
+    /// the doorbell's `write` and the extra return from `epoll_wait` it would cause.
     @inline(__always)
     func workArrivedLocked(_ inbox: inout Inbox) -> Bool {
         workHint.pointee.store(true, ordering: .releasing)
-        return inbox.takeRingDuty()
+        return inbox.takeRingDuty() && !isCurrentThread
     }
 
     /// Runs `body` on the loop's thread and returns its value or rethrows its error; the Swift
