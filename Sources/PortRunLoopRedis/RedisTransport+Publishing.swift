@@ -16,18 +16,10 @@ extension RedisTransport {
             publish(CollectionOfOne(item))
             return
         }
-        let ring = postQueue.withLock { queue -> Bool in
-            queue.items.append(item)
-            defer { queue.scheduled = true }
-            return !queue.scheduled
-        }
-        guard ring else { return }
+        guard postQueue.append(item) else { return }
         if !loop.perform({ self.publishQueued() }) {
             // The loop is shut down: nothing queued will go out. The others' posts already returned.
-            let lost = postQueue.withLock { queue -> Int in
-                defer { queue = PostQueue() }
-                return queue.items.count
-            }
+            let lost = postQueue.removeAll().count
             if lost > 1 { shared.withLock { $0.metrics.droppedWhileDisconnected += lost - 1 } }
             throw .disconnected
         }
@@ -35,16 +27,7 @@ extension RedisTransport {
 
     /// Publishes every queued post, in queue order (loop thread): one batch, written at once.
     func publishQueued() {
-        let state = loopState
-        var batch: [PendingPublish] = []
-        swap(&batch, &state.spareBatch) // uniquely referenced, so the queue appends in place
-        postQueue.withLock { queue in
-            swap(&batch, &queue.items)
-            queue.scheduled = false
-        }
-        if !batch.isEmpty { publish(batch) }
-        batch.removeAll(keepingCapacity: true)
-        state.spareBatch = batch
+        postQueue.drain { publish($0) }
     }
 
     /// Publishes `items` now, or keeps them for the reconnection (loop thread). Every PUBLISH is

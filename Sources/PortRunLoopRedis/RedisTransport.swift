@@ -46,7 +46,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     let shared = Locked(Shared())
     /// Posts from other threads on their way to the loop (its own lock: posting never waits for
     /// the metrics or state readers).
-    let postQueue = Locked(PostQueue())
+    let postQueue = PostBatches<PendingPublish>()
 
     /// What the transport keeps on the loop's thread.
     final class LoopState {
@@ -65,9 +65,6 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         /// A loss was reported and the recovery not yet.
         var lossReported = false
         var buffered: [PendingPublish] = []
-        /// The post queue's previous storage, swapped back in by the next batch (no allocation
-        /// per batch).
-        var spareBatch: [PendingPublish] = []
         var dropReported = false
         var reconnectDelay: Duration
         var reconnectTimer: RunLoopTimer?
@@ -217,11 +214,3 @@ enum IncomingMessage: Sendable {
     case malformed(channel: String, reason: MalformedPayload)
 }
 
-/// Posts made on other threads, waiting for the loop (``RedisTransport/publishQueued()``).
-///
-/// Thread-safety: a value type, kept behind ``RedisTransport/postQueue``'s lock.
-struct PostQueue {
-    var items: [PendingPublish] = []
-    /// A `perform` that publishes the queue is under way: later posts only join the queue.
-    var scheduled = false
-}

@@ -10,16 +10,6 @@ import PortRunLoopTestSupport
 /// window is owed, a batch's in one frame, and gives back the credits of messages nobody handled
 /// (X5).
 @Suite(.serialized) struct CrossProcessCreditTests {
-    /// Reads one frame from a raw socket, waiting at most 10 s.
-    private func readFrame(_ fd: Int32) -> CrossProcessFrame? {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, 10_000) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0).get() }
-    }
-
     private func sendMessages(_ count: Int, to fd: Int32) {
         for msgid in UInt32(0)..<UInt32(count) {
             let frame = CrossProcessFrame(kind: .message, msgid: msgid).encoded()
@@ -45,14 +35,14 @@ import PortRunLoopTestSupport
         release.fire()
         // The loop reads the five frames in one turn and takes them as one batch: half the window
         // (3) is owed during it, and the flush at its end returns all five in one credit frame.
-        let frame = readFrame(fd)
+        let frame = readRawFrame(fd)
         #expect(frame?.kind == .credit)
         #expect(frame?.firstID == 5)
         #expect(handled.values == [0, 1, 2, 3, 4])
         // Spent again, they come back again: at least half the window, as soon as it is owed.
         sendMessages(5, to: fd)
         var returned = 0
-        while returned < 3, let more = readFrame(fd), more.kind == .credit { returned += Int(more.firstID) }
+        while returned < 3, let more = readRawFrame(fd), more.kind == .credit { returned += Int(more.firstID) }
         #expect(returned >= 3)
     }
 
@@ -71,7 +61,7 @@ import PortRunLoopTestSupport
         // Half the window (2) is owed after the second discard at the latest: at least that comes
         // back, and the rest with it if the four were taken in one batch.
         var returned = 0
-        while returned < 2, let frame = readFrame(fd), frame.kind == .credit { returned += Int(frame.firstID) }
+        while returned < 2, let frame = readRawFrame(fd), frame.kind == .credit { returned += Int(frame.firstID) }
         #expect(returned >= 2)
         #expect(port.statistics.discarded >= 2)
     }

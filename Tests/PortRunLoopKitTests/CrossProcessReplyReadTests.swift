@@ -32,16 +32,6 @@ import PortRunLoopTestSupport
         #expect(bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
     }
 
-    /// Reads one frame the client sent (waiting at most 10 s).
-    private func readFrame(_ fd: Int32) -> CrossProcessFrame? {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&entry, 1, 10_000) == 1 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return nil }
-        return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0).get() }
-    }
-
     /// A local reply port on its own loop thread, recording what it is sent.
     private func makeReplyPort(_ thread: RunLoopThread, received: Recorder<UInt32>, signal: Signal) -> MessagePort {
         let port = MessagePort(queueLimit: 8)
@@ -106,7 +96,7 @@ import PortRunLoopTestSupport
         #expect(delivered.wait(seconds: 10))
         #expect(routed.values == [77])
         // FIFO on the wire: the message, the request, the send.
-        let kinds = (0..<3).compactMap { _ in readFrame(peer) }.map { ($0.msgid, $0.flags.contains(.request)) }
+        let kinds = (0..<3).compactMap { _ in readRawFrame(peer) }.map { ($0.msgid, $0.flags.contains(.request)) }
         #expect(kinds.map(\.0) == [1, 5, 9])
         #expect(kinds.map(\.1) == [false, true, false])
         #expect(remote.isValid)
@@ -126,13 +116,13 @@ import PortRunLoopTestSupport
         defer { remote.invalidate(); close(peer) }
 
         #expect(remote.send(before: .distantFuture, msgid: 1, components: [], from: replyPort))
-        #expect(readFrame(peer)?.msgid == 1)
+        #expect(readRawFrame(peer)?.msgid == 1)
         // The publisher answers the request (id 1) once it has it (the loop would drop a reply
         // to a request not yet made), with a routed message right behind the reply; whoever reads
         // first (the request or the loop), the routed message must arrive.
         let answered = Signal()
         Thread.detachNewThread { [self] in
-            if let request = readFrame(peer), request.flags.contains(.request) {
+            if let request = readRawFrame(peer), request.flags.contains(.request) {
                 write(CrossProcessFrame(kind: .reply, msgid: 1005, firstID: request.firstID), to: peer)
                 write(CrossProcessFrame(kind: .routed, msgid: 78, firstID: 1), to: peer)
             }
@@ -163,7 +153,7 @@ import PortRunLoopTestSupport
     private func answerRequests(_ count: Int, on peer: Int32, done: Signal) {
         Thread.detachNewThread { [self] in
             var answered = 0
-            while answered < count, let frame = readFrame(peer) {
+            while answered < count, let frame = readRawFrame(peer) {
                 guard frame.flags.contains(.request) else { continue }
                 write(CrossProcessFrame(kind: .reply, msgid: frame.msgid + 1000, firstID: frame.firstID), to: peer)
                 answered += 1

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
 import Testing
 import PortRunLoopTestSupport
 
@@ -154,4 +154,14 @@ func rawConnection(to directory: NameDirectory, name: String) -> Int32 {
     }
     precondition(rc == 0, "connect failed: errno \(errno)")
     return fd
+}
+
+/// Reads one frame from a raw socket (a hand-made peer's end), waiting at most 10 s.
+func readRawFrame(_ fd: Int32) -> CrossProcessFrame? {
+    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&entry, 1, 10_000) == 1 else { return nil }
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    guard count > 0 else { return nil }
+    return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0).get() }
 }

@@ -19,12 +19,7 @@ extension DBusTransport {
             send(CollectionOfOne(outgoing))
             return
         }
-        let ring = postQueue.withLock { queue -> Bool in
-            queue.messages.append(outgoing)
-            defer { queue.scheduled = true }
-            return !queue.scheduled
-        }
-        guard ring else { return }
+        guard postQueue.append(outgoing) else { return }
         if !loop.perform({ self.sendQueued() }) {
             // The loop is shut down: nothing queued will go out (the others' posts already returned).
             discardQueuedPosts()
@@ -34,25 +29,12 @@ extension DBusTransport {
 
     /// Sends every queued post, in queue order (loop thread): one batch.
     func sendQueued() {
-        let state = loopState
-        var batch: [OutgoingMessage] = []
-        swap(&batch, &state.spareBatch) // uniquely referenced, so the queue appends in place
-        postQueue.withLock { queue in
-            swap(&batch, &queue.messages)
-            queue.scheduled = false
-        }
-        if !batch.isEmpty { send(batch) }
-        batch.removeAll(keepingCapacity: true)
-        state.spareBatch = batch
+        postQueue.drain { send($0) }
     }
 
     /// Releases the queued posts unsent (the loop is gone, or the transport is).
     func discardQueuedPosts() {
-        let lost = postQueue.withLock { queue -> [OutgoingMessage] in
-            defer { queue = PostQueue() }
-            return queue.messages
-        }
-        for message in lost { dbus_message_unref(message.pointer) }
+        for message in postQueue.removeAll() { dbus_message_unref(message.pointer) }
     }
 
     /// Queues `messages` on the connection, in order, and releases them (loop thread). libdbus

@@ -36,14 +36,8 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
 
     let state = Locked(State())
 
-    /// Posts from other threads waiting for the loop, in arrival order; `scheduled` while a
-    /// ``sendQueued()`` is queued on the loop for them.
-    struct PostQueue {
-        var messages: [OutgoingMessage] = []
-        var scheduled = false
-    }
-
-    let postQueue = Locked(PostQueue())
+    /// Posts from other threads waiting for the loop, in arrival order (sent by ``sendQueued()``).
+    let postQueue = PostBatches<OutgoingMessage>()
 
     /// Loop-thread-only state.
     final class LoopState {
@@ -54,8 +48,6 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         /// Inside a send batch: watch changes are applied once after it (``changedWatches``).
         var deferringWatchChanges = false
         var changedWatches: [OpaquePointer] = []
-        /// The batch array handed back and forth with ``postQueue`` (its storage reused).
-        var spareBatch: [OutgoingMessage] = []
     }
 
     nonisolated(unsafe) let loopState = LoopState()
