@@ -32,24 +32,17 @@ public enum PropertyListCoding {
     }
 
     static func encode(_ value: Any, path: String) throws(BusNotificationError) -> BusValue {
+        if let scalar = PropertyListScalar(value) {
+            switch scalar {
+            case .string(let v): return .string(v)
+            case .bool(let v): return .bool(v)
+            case .signed(let v): return .int64(v)
+            case .unsigned(let v): return .uint64(v)
+            case .double(let v): return .double(v)
+            case .data(let v): return .bytes(v)
+            }
+        }
         switch value {
-        case let v as String: return .string(v)
-        case let v as Substring: return .string(String(v))
-        case let v as Bool where type(of: value) == Bool.self: return .bool(v)
-        case let v as NSNumber where type(of: value) is NSNumber.Type: return number(v)
-        case let v as Int: return .int64(Int64(v))
-        case let v as Int8: return .int64(Int64(v))
-        case let v as Int16: return .int64(Int64(v))
-        case let v as Int32: return .int64(Int64(v))
-        case let v as Int64: return .int64(v)
-        case let v as UInt: return unsigned(UInt64(v))
-        case let v as UInt8: return .int64(Int64(v))
-        case let v as UInt16: return .int64(Int64(v))
-        case let v as UInt32: return .int64(Int64(v))
-        case let v as UInt64: return unsigned(v)
-        case let v as Double: return .double(v)
-        case let v as Float: return .double(Double(v))
-        case let v as Data: return .bytes(v)
         case let v as [Any]:
             var items: [BusValue] = []
             items.reserveCapacity(v.count)
@@ -73,16 +66,6 @@ public enum PropertyListCoding {
             return .dictionary(keySignature: "s", valueSignature: "v", entries)
         default:
             throw .unsupportedUserInfoValue(keyPath: path, type: "\(type(of: value))")
-        }
-    }
-
-    private static func unsigned(_ v: UInt64) -> BusValue { v <= UInt64(Int64.max) ? .int64(Int64(v)) : .uint64(v) }
-
-    private static func number(_ n: NSNumber) -> BusValue {
-        switch String(cString: n.objCType) {
-        case "d", "f": .double(n.doubleValue)
-        case "Q", "L": unsigned(n.uint64Value)
-        default: .int64(n.int64Value)
         }
     }
 

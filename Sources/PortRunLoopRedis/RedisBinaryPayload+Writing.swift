@@ -82,32 +82,23 @@ extension RedisBinaryPayload {
         /// One value: exact common types first (no bridging cast is tried for them), then the
         /// D-Bus mapping's order of checks.
         mutating func appendValue(_ value: Any) throws(Unsupported) {
-            let type = type(of: value)
-            if type == String.self { return appendTagged(string: value as! String) }
-            if type == Int.self { return appendWord(Tag.int, UInt64(bitPattern: Int64(value as! Int))) }
-            if type == Bool.self { return bytes.append((value as! Bool) ? Tag.true : Tag.false) }
-            if type == Double.self { return appendWord(Tag.double, (value as! Double).bitPattern) }
+            if let scalar = PropertyListScalar(value) {
+                switch scalar {
+                case .string(let v):
+                    bytes.append(Tag.string)
+                    appendString(v)
+                case .bool(let v): bytes.append(v ? Tag.true : Tag.false)
+                case .signed(let v): appendWord(Tag.int, UInt64(bitPattern: v))
+                case .unsigned(let v): appendWord(Tag.uint, v)
+                case .double(let v): appendWord(Tag.double, v.bitPattern)
+                case .data(let v):
+                    bytes.append(Tag.data)
+                    appendLength(v.count)
+                    bytes.append(contentsOf: v)
+                }
+                return
+            }
             switch value {
-            case let v as String: appendTagged(string: v)
-            case let v as Substring: appendTagged(string: String(v))
-            case let v as Bool where type == Bool.self: bytes.append(v ? Tag.true : Tag.false)
-            case let v as NSNumber where type is NSNumber.Type: appendNumber(v)
-            case let v as Int: appendWord(Tag.int, UInt64(bitPattern: Int64(v)))
-            case let v as Int8: appendWord(Tag.int, UInt64(bitPattern: Int64(v)))
-            case let v as Int16: appendWord(Tag.int, UInt64(bitPattern: Int64(v)))
-            case let v as Int32: appendWord(Tag.int, UInt64(bitPattern: Int64(v)))
-            case let v as Int64: appendWord(Tag.int, UInt64(bitPattern: v))
-            case let v as UInt: appendUnsigned(UInt64(v))
-            case let v as UInt8: appendWord(Tag.int, UInt64(v))
-            case let v as UInt16: appendWord(Tag.int, UInt64(v))
-            case let v as UInt32: appendWord(Tag.int, UInt64(v))
-            case let v as UInt64: appendUnsigned(v)
-            case let v as Double: appendWord(Tag.double, v.bitPattern)
-            case let v as Float: appendWord(Tag.double, Double(v).bitPattern)
-            case let v as Data:
-                bytes.append(Tag.data)
-                appendLength(v.count)
-                bytes.append(contentsOf: v)
             case let v as [Any]:
                 bytes.append(Tag.array)
                 appendLength(v.count)
@@ -137,25 +128,9 @@ extension RedisBinaryPayload {
                 bytes.append(Tag.dictionary)
                 try appendEntries(of: v, count: v.count)
             default:
-                throw Unsupported(path: [], type: "\(type)")
+                throw Unsupported(path: [], type: "\(type(of: value))")
             }
         }
 
-        private mutating func appendTagged(string: String) {
-            bytes.append(Tag.string)
-            appendString(string)
-        }
-
-        private mutating func appendUnsigned(_ v: UInt64) {
-            appendWord(v <= UInt64(Int64.max) ? Tag.int : Tag.uint, v)
-        }
-
-        private mutating func appendNumber(_ n: NSNumber) {
-            switch String(cString: n.objCType) {
-            case "d", "f": appendWord(Tag.double, n.doubleValue.bitPattern)
-            case "Q", "L": appendUnsigned(n.uint64Value)
-            default: appendWord(Tag.int, UInt64(bitPattern: n.int64Value))
-            }
-        }
     }
 }

@@ -37,18 +37,27 @@ import PortRunLoopTestSupport
         }
     }
 
+    /// The probe sends `count` messages (of `size` bytes, when given) to the port `receiver`
+    /// published as `name`, each send waiting up to `timeoutMs` for room: every send succeeds, every
+    /// message arrives, in order, and the probe exits cleanly. Returns what the handler saw.
+    private func probeSends(_ count: Int, size: Int? = nil, timeoutMs: Int, to receiver: Receiver, as name: String,
+                            in directory: NameDirectory, seconds: Double = 20) throws -> [(msgid: UInt32, onOwner: Bool, bytes: Int)] {
+        let sender = try CrossProcessProbeProcess(["send", directory.path, name, "\(count)", "\(timeoutMs)"] + (size.map { ["\($0)"] } ?? []))
+        #expect(sender.waitForLine(startingWith: "DONE", seconds: seconds) == "DONE \(count) 0")
+        #expect(receiver.allArrived.wait(seconds: 30))
+        let seen = receiver.seen.values
+        #expect(seen.map(\.msgid) == (0..<count).map(UInt32.init))
+        #expect(sender.waitForExit() == 0)
+        return seen
+    }
+
     @Test func everyMessageArrivesOnceInOrderOnTheOwnerThread() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
         let receiver = try Receiver(directory, name: "order", queueLimit: 5, expecting: 300)
         defer { receiver.stop() }
-        let sender = try CrossProcessProbeProcess(["send", directory.path, "order", "300", "10000", "64"])
-        #expect(sender.waitForLine(startingWith: "DONE") == "DONE 300 0")
-        #expect(receiver.allArrived.wait(seconds: 30))
-        let seen = receiver.seen.values
-        #expect(seen.map(\.msgid) == (0..<300).map(UInt32.init))
+        let seen = try probeSends(300, size: 64, timeoutMs: 10000, to: receiver, as: "order", in: directory)
         #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 64 })
-        #expect(sender.waitForExit() == 0)
         #expect(receiver.published.statistics.messagesReceived == 300)
         // The last handler call signalled from inside; its delivery is counted once it returns.
         #expect(receiver.port.waitForRunningHandlers(timeout: .seconds(10)))
@@ -61,13 +70,8 @@ import PortRunLoopTestSupport
         // 64 credits: the sender runs ahead, so the publisher reads many frames per recvmmsg.
         let receiver = try Receiver(directory, name: "signals", queueLimit: 64, expecting: 3000)
         defer { receiver.stop() }
-        let sender = try CrossProcessProbeProcess(["send", directory.path, "signals", "3000", "10000"])
-        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 3000 0")
-        #expect(receiver.allArrived.wait(seconds: 30))
-        let seen = receiver.seen.values
-        #expect(seen.map(\.msgid) == (0..<3000).map(UInt32.init))
+        let seen = try probeSends(3000, timeoutMs: 10000, to: receiver, as: "signals", in: directory, seconds: 60)
         #expect(seen.allSatisfy { $0.onOwner && $0.bytes == 0 })
-        #expect(sender.waitForExit() == 0)
         #expect(receiver.published.statistics.messagesReceived == 3000)
     }
 
@@ -78,13 +82,8 @@ import PortRunLoopTestSupport
         let receiver = try Receiver(directory, name: "one-slot", queueLimit: 16, expecting: 500,
                                     options: CrossProcessPortOptions(maximumMessageSize: 1 << 20))
         defer { receiver.stop() }
-        let sender = try CrossProcessProbeProcess(["send", directory.path, "one-slot", "500", "10000", "100"])
-        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 500 0")
-        #expect(receiver.allArrived.wait(seconds: 30))
-        let seen = receiver.seen.values
-        #expect(seen.map(\.msgid) == (0..<500).map(UInt32.init))
+        let seen = try probeSends(500, size: 100, timeoutMs: 10000, to: receiver, as: "one-slot", in: directory, seconds: 60)
         #expect(seen.allSatisfy { $0.bytes == 100 })
-        #expect(sender.waitForExit() == 0)
     }
 
     @Test func largeMessagesWaitForRoomInTheSocket() throws {
@@ -93,13 +92,8 @@ import PortRunLoopTestSupport
         // 64 credits of 60 KB are more than a socket buffer holds: sends also wait for room.
         let receiver = try Receiver(directory, name: "large", queueLimit: 64, expecting: 120)
         defer { receiver.stop() }
-        let sender = try CrossProcessProbeProcess(["send", directory.path, "large", "120", "20000", "60000"])
-        #expect(sender.waitForLine(startingWith: "DONE", seconds: 60) == "DONE 120 0")
-        #expect(receiver.allArrived.wait(seconds: 30))
-        let seen = receiver.seen.values
-        #expect(seen.map(\.msgid) == (0..<120).map(UInt32.init))
+        let seen = try probeSends(120, size: 60000, timeoutMs: 20000, to: receiver, as: "large", in: directory, seconds: 60)
         #expect(seen.allSatisfy { $0.bytes == 60000 })
-        #expect(sender.waitForExit() == 0)
     }
 
     @Test func aFullSocketBoundsSendsEvenWithCreditsLeft() throws {

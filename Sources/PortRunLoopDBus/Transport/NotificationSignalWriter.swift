@@ -70,44 +70,29 @@ enum NotificationSignalWriter {
     /// One value in a variant. An error's key path is relative to the value (`""` for itself,
     /// `[2]` or `.key` below it): the caller prefixes its own.
     private static func appendVariant(_ value: Any, to iter: inout DBusMessageIter) throws(BusNotificationError) {
-        switch value {
-        case let v as String: try variantString(v, to: &iter)
-        case let v as Substring: try variantString(String(v), to: &iter)
-        case let v as Bool where type(of: value) == Bool.self:
-            var flag: dbus_bool_t = v ? 1 : 0
-            try variantBasic(&flag, DBusTypeCode.boolean, "b", to: &iter)
-        case let v as NSNumber where type(of: value) is NSNumber.Type:
-            switch String(cString: v.objCType) {
-            case "d", "f":
-                var d = v.doubleValue
-                try variantBasic(&d, DBusTypeCode.double, "d", to: &iter)
-            case "Q", "L": try variantUnsigned(v.uint64Value, to: &iter)
-            default: try variantSigned(v.int64Value, to: &iter)
-            }
-        case let v as Int: try variantSigned(Int64(v), to: &iter)
-        case let v as Int8: try variantSigned(Int64(v), to: &iter)
-        case let v as Int16: try variantSigned(Int64(v), to: &iter)
-        case let v as Int32: try variantSigned(Int64(v), to: &iter)
-        case let v as Int64: try variantSigned(v, to: &iter)
-        case let v as UInt: try variantUnsigned(UInt64(v), to: &iter)
-        case let v as UInt8: try variantSigned(Int64(v), to: &iter)
-        case let v as UInt16: try variantSigned(Int64(v), to: &iter)
-        case let v as UInt32: try variantSigned(Int64(v), to: &iter)
-        case let v as UInt64: try variantUnsigned(v, to: &iter)
-        case var v as Double: try variantBasic(&v, DBusTypeCode.double, "d", to: &iter)
-        case let v as Float:
-            var d = Double(v)
-            try variantBasic(&d, DBusTypeCode.double, "d", to: &iter)
-        case let v as Data:
-            try container(DBusTypeCode.variant, "ay", &iter) { variant throws(BusNotificationError) in
-                try container(DBusTypeCode.array, "y", &variant) { bytes throws(BusNotificationError) in
-                    let appended = v.withUnsafeBytes { raw in
-                        var base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-                        return dbus_message_iter_append_fixed_array(&bytes, DBusTypeCode.byte, &base, Int32(raw.count)) != 0
+        if let scalar = PropertyListScalar(value) {
+            switch scalar {
+            case .string(let v): try variantString(v, to: &iter)
+            case .bool(let v):
+                var flag: dbus_bool_t = v ? 1 : 0
+                try variantBasic(&flag, DBusTypeCode.boolean, "b", to: &iter)
+            case .signed(var v): try variantBasic(&v, DBusTypeCode.int64, "x", to: &iter)
+            case .unsigned(var v): try variantBasic(&v, DBusTypeCode.uint64, "t", to: &iter)
+            case .double(var v): try variantBasic(&v, DBusTypeCode.double, "d", to: &iter)
+            case .data(let v):
+                try container(DBusTypeCode.variant, "ay", &iter) { variant throws(BusNotificationError) in
+                    try container(DBusTypeCode.array, "y", &variant) { bytes throws(BusNotificationError) in
+                        let appended = v.withUnsafeBytes { raw in
+                            var base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+                            return dbus_message_iter_append_fixed_array(&bytes, DBusTypeCode.byte, &base, Int32(raw.count)) != 0
+                        }
+                        guard appended else { throw .outOfMemory }
                     }
-                    guard appended else { throw .outOfMemory }
                 }
             }
+            return
+        }
+        switch value {
         case let v as [Any]:
             try container(DBusTypeCode.variant, "av", &iter) { variant throws(BusNotificationError) in
                 try container(DBusTypeCode.array, "v", &variant) { items throws(BusNotificationError) in
@@ -133,18 +118,6 @@ enum NotificationSignalWriter {
         default:
             throw .unsupportedUserInfoValue(keyPath: "", type: "\(type(of: value))")
         }
-    }
-
-    private static func variantSigned(_ value: Int64, to iter: inout DBusMessageIter) throws(BusNotificationError) {
-        var v = value
-        try variantBasic(&v, DBusTypeCode.int64, "x", to: &iter)
-    }
-
-    /// `t` only above `Int64.max` (as ``PropertyListCoding`` encodes).
-    private static func variantUnsigned(_ value: UInt64, to iter: inout DBusMessageIter) throws(BusNotificationError) {
-        if value <= UInt64(Int64.max) { return try variantSigned(Int64(value), to: &iter) }
-        var v = value
-        try variantBasic(&v, DBusTypeCode.uint64, "t", to: &iter)
     }
 
     private static func variantBasic<T>(_ value: inout T, _ type: Int32, _ signature: StaticString,

@@ -1,22 +1,22 @@
 import Foundation
 
 extension PortRunLoop {
-    /// Queues `block` to run on the loop's thread during a run in one of `modes` (default: the
-    /// common modes) and wakes the loop if it sleeps. Blocks from one thread run in the order they
+    /// Queues `block` to run on the loop's thread during a run in one of `modes` (``perform(_:)``
+    /// queues for the common modes) and wakes the loop if it sleeps. Blocks from one thread run in the order they
     /// were queued. Unlike corelibs' `RunLoop.perform`, this wakes a sleeping loop.
     ///
     /// - Returns: false when the loop is shut down (the block will never run).
     ///
     /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
     @discardableResult
-    public func perform(inModes modes: [RunLoop.Mode] = [.common], _ block: @escaping @Sendable () -> Void) -> Bool {
+    public func perform(inModes modes: [RunLoop.Mode], _ block: @escaping @Sendable () -> Void) -> Bool {
         precondition(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
         let set: ModeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
         return enqueue(QueuedWork(modes: set, kind: .block(block), context: CallerContext.capture()))
     }
 
-    /// Queues `block` to run on the loop's thread in the common modes: ``perform(inModes:_:)``
-    /// with its default, on a shorter path (no mode list is built or compared per call).
+    /// Queues `block` to run on the loop's thread in the common modes: ``perform(inModes:_:)`` with
+    /// `[.common]`, on a shorter path (no mode list is built or compared per call).
     ///
     /// - Returns: false when the loop is shut down (the block will never run).
     ///
