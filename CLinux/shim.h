@@ -1,5 +1,5 @@
-// The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7) and
-// eventfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
+// The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7),
+// eventfd(2) and timerfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
 // SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC, recvmmsg). PortRunLoopKit's Support/System*.swift files are
 // their only users.
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
@@ -7,6 +7,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/file.h>

@@ -366,6 +366,20 @@ def timer_churn_table(run, label):
     return lines if len(lines) > 4 else []
 
 
+def timer_lateness_table(run, label):
+    lines = [f"#### Timer lateness ({label}): how late a one-shot timer 300 µs ahead runs on an idle loop, µs", "",
+             "| peer | p50 | p99 | × NIO |", "|:--|--:|--:|--:|"]
+    nio = run.get("TimerLateness.NIO")
+    for peer in ("LibEvent", "NIO", "Ours"):
+        r = run.get(f"TimerLateness.{peer}")
+        late = r.raw("latencyNs") if r else []
+        if not late:
+            continue
+        ratio = f"{percentile(late, 50) / percentile(nio.raw('latencyNs'), 50):.2f}×" if nio and nio.raw("latencyNs") else "–"
+        lines.append(f"| {peer} | {fmt(percentile(late, 50) / 1e3, 1)} | {fmt(percentile(late, 99) / 1e3, 1)} | {ratio} |")
+    return lines if len(lines) > 4 else []
+
+
 def sparse_table(run, label):
     lines = [f"#### Sparse traffic ({label}): process CPU per message when one message comes every gap, ns, p50 (ctx switches/msg); "
              "`Inline` is the producer's own share (pacing, no hand-off)", "",
@@ -475,7 +489,7 @@ def bus_notification_targets(run, label, row):
 
 def server_tables(run, label):
     lines = []
-    for table in (fd_ping_pong_table, idle_table, timer_churn_table, sparse_table, echo_table, cross_process_table,
+    for table in (fd_ping_pong_table, idle_table, timer_churn_table, timer_lateness_table, sparse_table, echo_table, cross_process_table,
                   bus_notification_table):
         rows = table(run, label)
         if rows:

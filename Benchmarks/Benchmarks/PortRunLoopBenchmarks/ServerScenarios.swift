@@ -39,6 +39,11 @@ func registerServerScenarios() {
     Scenarios.timerChurn("LibEvent") { LibEventTimerChurn() }
     Scenarios.timerChurn("NIO") { NIOTimerChurn() }
 
+    // TimerLateness.<peer>: how late a timer 300 µs ahead runs on an idle loop.
+    Scenarios.timerLateness("Ours") { try PortRunLoopTimerLateness() }
+    Scenarios.timerLateness("LibEvent") { LibEventTimerLateness() }
+    Scenarios.timerLateness("NIO") { NIOTimerLateness() }
+
     // RunEntry.Ours.Idle10k: the Foundation idiom's fixed cost per run entry (and its libevent calls:
     // none), with 10k fd sources and 1k timers registered.
     Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000)

@@ -1,47 +1,65 @@
-/// The one libevent timer a loop keeps armed for its next wake-up: the earliest of the run's
-/// deadline and the running mode's earliest timer (the timers themselves are in the loop's own
-/// heaps; see ``TimerHeap``). Re-armed (`event_add`) only when that time changes, so a loop that
-/// sleeps and wakes repeatedly with the same deadline makes no libevent call for it.
+/// The one timer a loop keeps for its next wake-up: the earliest of the run's deadline and the
+/// running mode's earliest timer (the timers themselves are in the loop's own heaps; see
+/// ``TimerHeap``).
+///
+/// It is a timerfd, registered once as an edge-triggered read event of the loop's base and set
+/// with `timerfd_settime` to an absolute monotonic time, only when that time changes: a loop that
+/// sleeps and wakes repeatedly with the same deadline makes no call for it, and the loop's
+/// `epoll_wait` never carries a timeout. Why not a libevent timer:
+/// - **Precision.** libevent passes its earliest timeout to `epoll_wait` in whole milliseconds,
+///   rounded up, so a timer fired up to a millisecond late; a timerfd expires at its nanosecond
+///   deadline (the kernel's timer slack aside), and the loop wakes then.
+/// - **Cost per event.** With a libevent timer pending, every dispatch reads the clock, peeks its
+///   min-heap and converts the timeout, and the kernel arms a timer for each `epoll_wait` that
+///   blocks; an fd-heavy loop with timers far in the future paid that on every event.
+///
+/// Like the ``Doorbell``, the timerfd is never read: epoll reports each expiry as a new edge
+/// (`timerfd_settime` resets the expiry count, and each expiry wakes the epoll set), and the loop
+/// goes back to its heaps to see what is due. A wake-up that is no longer needed (the run it was
+/// set for returned, the timer was invalidated) is left set rather than cancelled with a system
+/// call: it fires at most once, and only makes a later wait return early; the loop then goes round
+/// and sleeps again.
 ///
 /// Thread-safety: the loop's thread only.
 final class WakeTimer: LibEventReceiver {
+    private let fileDescriptor: Int32
     private var event: LoopEvent?
-    /// The monotonic time the event is armed for, or nil when it is not pending.
+    /// The monotonic time the timerfd is set to expire at, or nil when it is not set or expired.
     private var armedFor: Double?
 
     init(base: EventBase) throws(PortRunLoopError) {
+        fileDescriptor = try System.makeTimerfd()
         super.init()
-        event = try LoopEvent(base: base, flags: [], receiver: self)
+        do {
+            let event = try LoopEvent(base: base, fileDescriptor: fileDescriptor,
+                                      flags: [.read, .persist, .edgeTriggered], receiver: self)
+            try event.add()
+            self.event = event
+        } catch {
+            System.closeDescriptor(fileDescriptor)
+            throw error
+        }
     }
 
-    /// How close a new wake-up time may be to the armed one and still keep it: far below the
-    /// millisecond epoll waits in (libevent rounds the timeout up to whole milliseconds), and far
-    /// above the jitter of a deadline recomputed from the wall clock on every sleep.
-    static let keepWithin = 50e-6
+    deinit { System.closeDescriptor(fileDescriptor) }
 
-    /// Arms the timer for the monotonic time `deadline` (`.infinity`: disarms it).
+    /// How close a new wake-up time may be to the set one and still keep it: the jitter of a
+    /// deadline recomputed from the wall and monotonic clocks on every sleep (tens of
+    /// nanoseconds, a few microseconds when the thread is preempted between the two reads), far
+    /// below anything a timer's tolerance or the loop's turn could show.
+    static let keepWithin = 5e-6
+
+    /// Sets the timer for the monotonic time `deadline`; `.infinity` leaves it as it is (see the
+    /// type's notes on a wake-up no longer needed).
     func arm(for deadline: Double) {
-        guard let event else { return }
+        guard event != nil, deadline != .infinity else { return }
         if let armedFor, abs(armedFor - deadline) <= Self.keepWithin { return }
-        if armedFor == nil && deadline == .infinity { return }
-        if deadline == .infinity {
-            event.remove()
-            armedFor = nil
-            return
-        }
-        do {
-            try event.add(timeoutSeconds: deadline - System.monotonicSeconds())
-            armedFor = deadline
-        } catch {
-            // event_add of a pure timer fails only on allocation failure: the wait then lasts
-            // until another event, and the next turn tries again.
-            armedFor = nil
-        }
+        System.setTimerfd(fileDescriptor, deadline: deadline)
+        armedFor = deadline
     }
 
     override func eventFired(_ flags: EventFlags) {
         armedFor = nil
-        event?.firedOnce()
     }
 
     /// Frees the event (before the base) and breaks the event → receiver cycle.

@@ -80,6 +80,30 @@ enum System {
         precondition(n == 8 || errno == EINTR, "PortRunLoop: read from the loop's eventfd failed, errno \(errno)")
     }
 
+    /// `timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`: the loop's wake timer (see
+    /// ``WakeTimer``), set to absolute monotonic times and never read.
+    static func makeTimerfd() throws(PortRunLoopError) -> Int32 {
+        let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        guard fd >= 0 else { throw .eventCreationFailed }
+        return fd
+    }
+
+    /// `timerfd_settime(fd, TFD_TIMER_ABSTIME, {0, deadline})`: the timer expires once at the
+    /// monotonic time `deadline` (seconds, as ``monotonicSeconds()``); a time already past expires
+    /// at once. Setting it again replaces the expiry and resets its count. The deadline is clamped
+    /// to (0, 10^12] seconds: an `it_value` of zero would disarm the timer instead.
+    static func setTimerfd(_ fd: Int32, deadline: Double) {
+        let clamped = min(max(deadline, 1e-9), 1e12)
+        let whole = clamped.rounded(.down)
+        var nanos = Int(((clamped - whole) * 1e9).rounded(.up))
+        var seconds = Int(whole)
+        if nanos >= 1_000_000_000 { seconds += 1; nanos -= 1_000_000_000 }
+        if seconds == 0 && nanos == 0 { nanos = 1 }
+        var spec = itimerspec(it_interval: timespec(), it_value: timespec(tv_sec: seconds, tv_nsec: nanos))
+        let rc = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+        precondition(rc == 0, "PortRunLoop: timerfd_settime failed, errno \(errno)")
+    }
+
     /// `close(fd)`, once: on Linux the fd is released even when `close` reports `EINTR`.
     static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 

@@ -12,6 +12,7 @@
 #include "cbench_epoll_ping_pong.h"
 #include "cbench_libevent_ping_pong.h"
 #include "cbench_libevent_timer_churn.h"
+#include "cbench_libevent_timer_lateness.h"
 #include "cbench_seqpacket.h"
 #include "cbench_sockets.h"
 
