@@ -4,25 +4,25 @@ import Glibc
 import Synchronization
 
 /// One ``PortRunLoop/performAndWait(timeout:_:)`` in flight: one allocation (this object), nothing
-/// else per call.
+/// else per call. Not generic: the body writes the caller's result slot itself (see
+/// ``PortRunLoop/runAndWait(timeout:_:)``), so no call needs a generic type's metadata.
 ///
 /// State machine: pending → claimed → complete (finished or withdrawn). Whoever claims it (one
 /// compare-exchange of `claimed`) owns the body from then on: the loop's thread to run it, or the
 /// waiter (timeout) or the loop (shutdown) to withdraw it. The owner drops the body, writes the
-/// result or the error, and publishes with ``BlockingCall/complete()`` (releasing); the waiter reads
-/// them once ``BlockingCall/isComplete`` (acquiring). The body is dropped before completion, which
-/// `withoutActuallyEscaping` requires: once the waiter returns, nothing may refer to it. The wait
-/// itself is ``BlockingCall``'s.
+/// error if it withdrew it, and publishes with ``BlockingCall/complete()`` (releasing); the waiter
+/// reads the error and the result slot the body wrote once ``BlockingCall/isComplete``
+/// (acquiring). The body is dropped before completion, which `withoutActuallyEscaping` requires:
+/// once the waiter returns, nothing may refer to it. The wait itself is ``BlockingCall``'s.
 ///
-/// Thread-safety: `Sendable`; `body`, `result` and `error` are guarded by the claim as above.
-/// The body runs on the target loop's thread only.
-final class SynchronousCall<T: Sendable>: BlockingCall, QueuedCall, @unchecked Sendable {
+/// Thread-safety: `@unchecked Sendable`; `body` and `error` are guarded by the claim as above. The
+/// body runs on the target loop's thread only.
+final class SynchronousCall: BlockingCall, QueuedCall, @unchecked Sendable {
     private let claimed = Atomic<Bool>(false)
-    private var body: (@Sendable () throws -> T)?
-    private var result: Result<T, any Error>?
+    private var body: (() -> Void)?
     private var error: PortRunLoopError?
 
-    init(body: @escaping @Sendable () throws -> T, waiter: PortRunLoop?) {
+    init(body: @escaping () -> Void, waiter: PortRunLoop?) {
         self.body = body
         super.init(waiter: waiter)
     }
@@ -35,14 +35,9 @@ final class SynchronousCall<T: Sendable>: BlockingCall, QueuedCall, @unchecked S
 
     func run() {
         guard claim() else { return }
-        // Taken out, called and released inside this function, before the result is published.
-        let result = Self.call(take(&body)!)
-        self.result = result
+        // Taken out, called and released inside this function, before completion is published.
+        take(&body)!()
         complete()
-    }
-
-    private static func call(_ body: @Sendable () throws -> T) -> Result<T, any Error> {
-        Result { try body() }
     }
 
     func fail(_ error: PortRunLoopError) {
@@ -56,10 +51,10 @@ final class SynchronousCall<T: Sendable>: BlockingCall, QueuedCall, @unchecked S
     /// one that has started is waited for.
     override func deadlinePassed() { fail(.timedOut) }
 
-    func takeResult() throws -> T {
-        precondition(isComplete, "PortRunLoop: synchronous call result read before completion")
+    /// Throws the error the call was withdrawn with; returns when its body ran.
+    func checkRan() throws(PortRunLoopError) {
+        precondition(isComplete, "PortRunLoop: synchronous call checked before completion")
         if let error { throw error }
-        return try result!.get()
     }
 }
 
