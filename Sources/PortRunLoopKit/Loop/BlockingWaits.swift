@@ -21,31 +21,39 @@ import Synchronization
 /// only on loop threads, and only on slow paths (a full port, a synchronous call from a loop
 /// thread), so the graph's one lock is off every hot path.
 ///
-/// Thread-safety: `Sendable`; the waits are guarded by their mutex; a ``BlockingWait``'s `broken`
-/// flag is written under it and read with an atomic load.
+/// The graph lives in the loops themselves: each loop's stack of waits
+/// (``PortRunLoop/blockingWaitStack``) and a mark for the search (``PortRunLoop/blockingWaitVisit``),
+/// both guarded by this object's one lock. Registering a wait with no cycle behind it costs the
+/// lock, one allocation (the ``BlockingWait``) and an append: no hashing, and no array or set
+/// per search (a search marks the loops it visits with its epoch, and builds the cycle's path only
+/// once it found one).
+///
+/// Thread-safety: `Sendable`; the loops' stacks and marks are guarded by `epoch`'s mutex; a
+/// ``BlockingWait``'s `broken` flag is written under it and read with an atomic load.
 final class BlockingWaits: Sendable {
     static let shared = BlockingWaits()
 
-    /// The waits in progress on each loop's thread, innermost last.
-    private let waits = TracedMutex<[ObjectIdentifier: [BlockingWait]]>([:])
+    /// Guards every loop's ``PortRunLoop/blockingWaitStack`` and ``PortRunLoop/blockingWaitVisit``;
+    /// the value is the last search's epoch.
+    private let epoch = TracedMutex<UInt64>(0)
 
     /// Registers that `waiter`'s thread is about to block on `targets`. Returns nil when the wait is
     /// a send that would close a cycle of waits no loop can leave (the send must fail at once).
     /// For a call that closes such a cycle, the sends in it are broken (and woken) instead.
     func enter(_ waiter: PortRunLoop, on targets: [PortRunLoop], isSend: Bool,
                wake: @escaping @Sendable () -> Void = {}) -> BlockingWait? {
-        let wait = BlockingWait(waiter: ObjectIdentifier(waiter), targets: targets.map(ObjectIdentifier.init),
-                                isSend: isSend, wake: wake)
-        let toWake: [BlockingWait]? = waits.withLock { waits in
-            let cycle = Self.cycle(closedBy: wait, in: waits)
+        let wait = BlockingWait(waiter: waiter, targets: targets, isSend: isSend, wake: wake)
+        let toWake: [BlockingWait]? = epoch.withLock { epoch in
+            epoch &+= 1
+            let cycle = Self.cycle(closedBy: wait, epoch: epoch)
             guard let cycle, cycle.contains(where: \.isSend) else {
-                waits[wait.waiter, default: []].append(wait)
+                waiter.blockingWaitStack.append(wait)
                 return []
             }
             if isSend { return nil }
             let sends = cycle.filter { $0.isSend && !$0.isBroken }
             for send in sends { send.brokenFlag.store(true, ordering: .releasing) }
-            waits[wait.waiter, default: []].append(wait)
+            waiter.blockingWaitStack.append(wait)
             return sends
         }
         guard let toWake else { return nil }
@@ -55,44 +63,58 @@ final class BlockingWaits: Sendable {
 
     /// Ends `wait` (the waiter's innermost).
     func leave(_ wait: BlockingWait) {
-        waits.withLock { waits in
-            guard var stack = waits[wait.waiter] else { return }
-            if let index = stack.lastIndex(where: { $0 === wait }) { stack.remove(at: index) }
-            waits[wait.waiter] = stack.isEmpty ? nil : stack
+        epoch.withLock { _ in
+            let waiter = wait.waiter
+            if waiter.blockingWaitStack.last === wait {
+                waiter.blockingWaitStack.removeLast()
+            } else if let index = waiter.blockingWaitStack.lastIndex(where: { $0 === wait }) {
+                waiter.blockingWaitStack.remove(at: index)
+            }
         }
     }
 
-    /// The waits of a cycle `wait` would close in `waits` (itself included), if any. Follows each
-    /// loop's innermost wait from `wait`'s targets, depth first.
-    private static func cycle(closedBy wait: BlockingWait, in waits: [ObjectIdentifier: [BlockingWait]]) -> [BlockingWait]? {
-        var visited: Set<ObjectIdentifier> = []
-        func search(_ loop: ObjectIdentifier, path: [BlockingWait]) -> [BlockingWait]? {
-            if loop == wait.waiter { return path }
-            guard visited.insert(loop).inserted, let innermost = waits[loop]?.last, !innermost.isBroken else { return nil }
-            for next in innermost.targets {
-                if let found = search(next, path: path + [innermost]) { return found }
-            }
-            return nil
-        }
+    /// The waits of a cycle `wait` would close (itself included, in no particular order), if any.
+    /// Follows each loop's innermost wait from `wait`'s targets, depth first, visiting each loop
+    /// once per search. Caller holds the lock.
+    private static func cycle(closedBy wait: BlockingWait, epoch: UInt64) -> [BlockingWait]? {
         for target in wait.targets {
-            if let found = search(target, path: [wait]) { return found }
+            if var path = search(from: target, to: wait.waiter, epoch: epoch) {
+                path.append(wait)
+                return path
+            }
+        }
+        return nil
+    }
+
+    /// The innermost waits on a path from `loop` to `goal`, or nil. Caller holds the lock.
+    private static func search(from loop: PortRunLoop, to goal: PortRunLoop, epoch: UInt64) -> [BlockingWait]? {
+        if loop === goal { return [] }
+        guard loop.blockingWaitVisit != epoch else { return nil }
+        loop.blockingWaitVisit = epoch
+        guard let innermost = loop.blockingWaitStack.last, !innermost.isBroken else { return nil }
+        for next in innermost.targets {
+            if var path = search(from: next, to: goal, epoch: epoch) {
+                path.append(innermost)
+                return path
+            }
         }
         return nil
     }
 }
 
-/// One registered blocking wait (see ``BlockingWaits``).
+/// One registered blocking wait (see ``BlockingWaits``). It holds its loops only while it is
+/// registered (the waiter is blocked in it, the targets are what it waits on).
 ///
 /// Thread-safety: `Sendable`; immutable but for the atomic `brokenFlag`.
 final class BlockingWait: Sendable {
-    let waiter: ObjectIdentifier
-    let targets: [ObjectIdentifier]
+    let waiter: PortRunLoop
+    let targets: [PortRunLoop]
     let isSend: Bool
     /// Wakes the waiting thread so that it sees `isBroken`.
     let wake: @Sendable () -> Void
     let brokenFlag = Atomic<Bool>(false)
 
-    init(waiter: ObjectIdentifier, targets: [ObjectIdentifier], isSend: Bool, wake: @escaping @Sendable () -> Void) {
+    init(waiter: PortRunLoop, targets: [PortRunLoop], isSend: Bool, wake: @escaping @Sendable () -> Void) {
         self.waiter = waiter
         self.targets = targets
         self.isSend = isSend

@@ -117,6 +117,13 @@ public final class PortRunLoop: @unchecked Sendable {
     /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     @exclusivity(unchecked) var beforeWaitingObservers: [BeforeWaitingObserver] = []
 
+    // MARK: Guarded by `BlockingWaits.shared`'s lock (any thread).
+
+    /// The blocking waits in progress on this loop's thread, innermost last (see ``BlockingWaits``).
+    @exclusivity(unchecked) var blockingWaitStack: [BlockingWait] = []
+    /// The last ``BlockingWaits`` cycle search that visited this loop.
+    @exclusivity(unchecked) var blockingWaitVisit: UInt64 = 0
+
     // MARK: Metrics.
 
     let wakeSignals = SharedCounter()
