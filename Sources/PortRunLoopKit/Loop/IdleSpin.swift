@@ -8,20 +8,12 @@
 /// once per message. When work is sparse every spin is CPU burnt for nothing.
 ///
 /// The rule is a budget, kept in seconds of spinning (``credit``): spinning is allowed only while
-/// there is credit, for at most ``limit`` and never more than the credit. Credit is what spinning
-/// saved, net: a spin that ends with work after `t` seconds earns ``parkCost`` (the park it saved)
-/// minus `t`; a spin that fails pays for its whole length. A park after which work came `gap`
-/// seconds later earns what a spin would have saved, ``parkCost`` minus `gap`, when that is
-/// positive: a spin would have caught the work for less than the park cost.
-///
-/// Why net and not "a spin would have caught it" (`gap` below ``limit``): on a busy machine the
-/// thread wakes late, so it runs out of work late and the gap to the next message of a steady
-/// 50 µs stream often falls below ``limit``. Earning a whole ``parkCost`` for each such gap paid
-/// for one failed spin per earned gap; a gap just short of ``parkCost`` earns almost nothing. So
-/// the CPU spent on spins that fail is bounded by the CPU that spins saved or would have saved; at
-/// steady sparse rates there is (almost) no credit and the thread sleeps at once, a burst starts
-/// spinning after its first short gap, and a request-reply exchange (a `performAndWait` caller,
-/// whose next request follows each answer within a microsecond or two) keeps spinning.
+/// there is credit, for at most ``limit`` and never more than the credit. A spin that ends with work
+/// earns ``parkCost`` (the park it saved) and pays for the time it took; a spin that fails pays for
+/// its whole length. A park after which work came sooner than ``limit`` earns ``parkCost`` too: a
+/// spin would have saved it. So the CPU spent on spins that fail is bounded by the parks that spins
+/// saved or would have saved; at steady sparse rates (a message every 50 µs or more) there is no
+/// credit and the thread sleeps at once, and a burst starts spinning after its first short gap.
 ///
 /// Thread-safety: a value type, owned by one thread.
 struct IdleSpin {
@@ -49,6 +41,6 @@ struct IdleSpin {
     /// Records a sleep after which work came `gap` seconds after the thread ran out of it (not
     /// counting its own wake-up); `.infinity` when it woke for something else.
     mutating func slept(gap: Double) {
-        if gap < Self.parkCost { credit = min(Self.maxCredit, credit + Self.parkCost - gap) }
+        if gap < Self.limit { credit = min(Self.maxCredit, credit + Self.parkCost) }
     }
 }
