@@ -28,12 +28,12 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     private final class Box {
         let word = LockWord()
-        /// Guarded by `word`. Stored in the box itself (one allocation per mutex) and declared
-        /// `@exclusivity(unchecked)`, so that `withLock` pays no dynamic exclusivity check (a
-        /// class's stored `var` otherwise costs two runtime calls per access) and ThreadSanitizer
-        /// sees plain memory accesses, made inside `body` after the lock is taken, not a Swift
-        /// access that begins before it.
-        @exclusivity(unchecked) var value: Value
+        // Guarded by `word`; reached through the pointer, so that `withLock` pays no dynamic
+        // exclusivity check (a class's stored `var` costs two runtime calls per access) and
+        // ThreadSanitizer sees plain memory accesses ordered by the lock, not a Swift property
+        // access that begins before the lock is taken. Its address is also the lock's key in
+        // the parking lot.
+        let storage: UnsafeMutablePointer<Value>
         /// An eventcount for ``TracedMutex/wait(untilMonotonic:until:)``: bumped by every
         /// ``TracedMutex/broadcast()``. A waiter reads it with the lock held, after its predicate
         /// failed, and sleeps only while it has not moved, so a change made (under the lock) after
@@ -43,11 +43,14 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         let sleepers = Atomic<Int>(0)
 
         init(_ value: consuming Value) {
-            self.value = value
+            storage = .allocate(capacity: 1)
+            storage.initialize(to: value)
         }
 
-        /// The box's address: the lock's key in the parking lot.
-        var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+        deinit {
+            storage.deinitialize(count: 1)
+            storage.deallocate()
+        }
     }
 
     init(_ initialValue: consuming sending Value) {
@@ -59,11 +62,10 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        let box = self.box
-        let key = box.key
-        box.word.lock(key: key)
-        defer { box.word.unlock(key: key) }
-        return try body(&box.value)
+        let storage = box.storage
+        box.word.lock(key: storage)
+        defer { box.word.unlock(key: storage) }
+        return try body(&storage.pointee)
     }
 
     /// ``withLock(_:)`` that hands `item` to `body` by move: for a hot path that puts a value it
@@ -73,11 +75,10 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         handing item: consuming Item,
         _ body: (inout sending Value, consuming Item) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        let box = self.box
-        let key = box.key
-        box.word.lock(key: key)
-        defer { box.word.unlock(key: key) }
-        return try body(&box.value, item)
+        let storage = box.storage
+        box.word.lock(key: storage)
+        defer { box.word.unlock(key: storage) }
+        return try body(&storage.pointee, item)
     }
 
     /// Blocks until `ready` holds for the value (evaluated with the lock held) or the monotonic
@@ -85,12 +86,12 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// without the lock held; whoever changes what `ready` reads calls ``broadcast()`` afterwards.
     borrowing func wait(untilMonotonic deadline: Double = .infinity, until ready: (inout Value) -> Bool) -> Bool {
         let box = self.box
-        let key = box.key
+        let key = UnsafeRawPointer(box.storage)
         box.sleepers.add(1, ordering: .sequentiallyConsistent)
         defer { box.sleepers.subtract(1, ordering: .sequentiallyConsistent) }
         while true {
             box.word.lock(key: key)
-            let holds = ready(&box.value)
+            let holds = ready(&box.storage.pointee)
             let seen = box.generation.load(ordering: .sequentiallyConsistent)
             box.word.unlock(key: key)
             if holds { return true }
@@ -101,7 +102,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
                 // The deadline passed: one last look, under the lock.
                 box.word.lock(key: key)
                 defer { box.word.unlock(key: key) }
-                return ready(&box.value)
+                return ready(&box.storage.pointee)
             }
         }
     }
@@ -109,11 +110,11 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// Takes the lock, for code that must let it go in the middle of a critical section (around a
     /// blocking system call) and so cannot be one `withLock` closure. Pair with ``unlock()``.
     @inline(__always)
-    borrowing func lock() { box.word.lock(key: box.key) }
+    borrowing func lock() { box.word.lock(key: box.storage) }
 
     /// Releases the lock taken by ``lock()``.
     @inline(__always)
-    borrowing func unlock() { box.word.unlock(key: box.key) }
+    borrowing func unlock() { box.word.unlock(key: box.storage) }
 
     /// A classic condition wait, for code that holds the lock through ``lock()``: releases it,
     /// sleeps until the next ``broadcast()`` or the monotonic `deadline`, and takes it again.
@@ -123,7 +124,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// so a change made after its check (under the lock) and broadcast cannot be missed.
     borrowing func waitLocked(untilMonotonic deadline: Double) -> Bool {
         let box = self.box
-        let key = box.key
+        let key = UnsafeRawPointer(box.storage)
         box.sleepers.add(1, ordering: .sequentiallyConsistent)
         let seen = box.generation.load(ordering: .sequentiallyConsistent)
         box.word.unlock(key: key)
@@ -143,7 +144,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         // generation; this bumps the generation and then reads the count (store-load on each side).
         box.generation.add(1, ordering: .sequentiallyConsistent)
         if box.sleepers.load(ordering: .sequentiallyConsistent) > 0 {
-            ParkingLot.wakeAll(key: box.key)
+            ParkingLot.wakeAll(key: UnsafeRawPointer(box.storage))
         }
     }
 }
