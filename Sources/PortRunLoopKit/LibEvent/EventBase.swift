@@ -61,6 +61,15 @@ final class LoopEvent {
         self.pointer = event
     }
 
+    /// A persistent, edge-triggered read event on `fd`, added at once: the loop's wake-up fds
+    /// (``Doorbell``, ``WakeTimer``), which are never read: epoll reports every write or expiry as
+    /// a new edge, and reading the counter back would cost a system call per wake-up for nothing.
+    static func edges(of fd: Int32, base: EventBase, receiver: LibEventReceiver) throws(PortRunLoopError) -> LoopEvent {
+        let event = try LoopEvent(base: base, fileDescriptor: fd, flags: [.read, .persist, .edgeTriggered], receiver: receiver)
+        try event.add()
+        return event
+    }
+
     deinit { event_free(pointer) }
 
     /// `event_add(ev, timeout)`. A nil timeout waits for I/O only; otherwise the event also fires

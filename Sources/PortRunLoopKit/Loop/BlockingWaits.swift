@@ -65,9 +65,8 @@ final class BlockingWaits: Sendable {
     func leave(_ wait: BlockingWait) {
         epoch.withLock { _ in
             let waiter = wait.waiter
-            if waiter.blockingWaitStack.last === wait {
-                waiter.blockingWaitStack.removeLast()
-            } else if let index = waiter.blockingWaitStack.lastIndex(where: { $0 === wait }) {
+            // Usually the last one: found at once, removed without moving anything.
+            if let index = waiter.blockingWaitStack.lastIndex(where: { $0 === wait }) {
                 waiter.blockingWaitStack.remove(at: index)
             }
         }

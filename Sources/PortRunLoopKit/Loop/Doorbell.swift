@@ -26,10 +26,7 @@ final class Doorbell {
     init(base: EventBase) throws(PortRunLoopError) {
         fileDescriptor = try System.makeEventfd()
         do {
-            let event = try LoopEvent(base: base, fileDescriptor: fileDescriptor,
-                                      flags: [.read, .persist, .edgeTriggered], receiver: LibEventReceiver())
-            try event.add()
-            self.event = event
+            event = try LoopEvent.edges(of: fileDescriptor, base: base, receiver: LibEventReceiver())
         } catch {
             System.closeDescriptor(fileDescriptor)
             throw error

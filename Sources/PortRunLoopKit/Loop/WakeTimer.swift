@@ -31,10 +31,7 @@ final class WakeTimer: LibEventReceiver {
         fileDescriptor = try System.makeTimerfd()
         super.init()
         do {
-            let event = try LoopEvent(base: base, fileDescriptor: fileDescriptor,
-                                      flags: [.read, .persist, .edgeTriggered], receiver: self)
-            try event.add()
-            self.event = event
+            event = try LoopEvent.edges(of: fileDescriptor, base: base, receiver: self)
         } catch {
             System.closeDescriptor(fileDescriptor)
             throw error

@@ -100,8 +100,7 @@ enum ParkingLot {
                 pthread_cond_wait(cond, mutex)
                 return true
             }
-            let whole = deadline.rounded(.down)
-            var ts = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
+            var ts = timespec(monotonicDeadline: deadline)
             return pthread_cond_timedwait(cond, mutex, &ts) != ETIMEDOUT
         }
     }

@@ -90,16 +90,9 @@ enum System {
 
     /// `timerfd_settime(fd, TFD_TIMER_ABSTIME, {0, deadline})`: the timer expires once at the
     /// monotonic time `deadline` (seconds, as ``monotonicSeconds()``); a time already past expires
-    /// at once. Setting it again replaces the expiry and resets its count. The deadline is clamped
-    /// to (0, 10^12] seconds: an `it_value` of zero would disarm the timer instead.
+    /// at once. Setting it again replaces the expiry and resets its count.
     static func setTimerfd(_ fd: Int32, deadline: Double) {
-        let clamped = min(max(deadline, 1e-9), 1e12)
-        let whole = clamped.rounded(.down)
-        var nanos = Int(((clamped - whole) * 1e9).rounded(.up))
-        var seconds = Int(whole)
-        if nanos >= 1_000_000_000 { seconds += 1; nanos -= 1_000_000_000 }
-        if seconds == 0 && nanos == 0 { nanos = 1 }
-        var spec = itimerspec(it_interval: timespec(), it_value: timespec(tv_sec: seconds, tv_nsec: nanos))
+        var spec = itimerspec(it_interval: timespec(), it_value: timespec(monotonicDeadline: deadline))
         let rc = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
         precondition(rc == 0, "PortRunLoop: timerfd_settime failed, errno \(errno)")
     }
@@ -178,5 +171,20 @@ extension Date {
         let delta = timeIntervalSinceNow
         if delta > 100 * 365 * 86_400 { return .infinity }
         return System.monotonicSeconds() + delta
+    }
+}
+
+extension timespec {
+    /// The absolute time `deadline` (monotonic seconds, as ``System/monotonicSeconds()``), rounded
+    /// up to the nanosecond and clamped to (0, 10^12] seconds: never zero (an `it_value` of zero
+    /// disarms a timerfd instead of expiring it) and never beyond what `Int` holds.
+    init(monotonicDeadline deadline: Double) {
+        let clamped = deadline.isNaN ? 1e-9 : min(max(deadline, 1e-9), 1e12)
+        let whole = clamped.rounded(.down)
+        var nanos = Int(((clamped - whole) * 1e9).rounded(.up))
+        var seconds = Int(whole)
+        if nanos >= 1_000_000_000 { seconds += 1; nanos -= 1_000_000_000 }
+        if seconds == 0 && nanos == 0 { nanos = 1 }
+        self.init(tv_sec: seconds, tv_nsec: nanos)
     }
 }
