@@ -69,6 +69,8 @@ extension RedisTransport {
                 for item in items where publisher.send(formatted: item) { sent += 1 }
             }
         }
+        // The server answers every PUBLISH, and a subscriber may answer the notification.
+        if sent > 0 { PortRunLoop.noteMessageSentFromCurrentThread() }
         shared.withLock { shared in
             shared.metrics.published += sent
             shared.metrics.droppedWhileDisconnected += items.count - sent // hiredis refused: the context is going away

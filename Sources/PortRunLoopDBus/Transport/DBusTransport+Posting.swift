@@ -51,5 +51,7 @@ extension DBusTransport {
                 dbus_message_unref(message.pointer)
             }
         }
+        // An observer in another process may answer (see `IdleSpin`: a conversation).
+        if !messages.isEmpty { PortRunLoop.noteMessageSentFromCurrentThread() }
     }
 }

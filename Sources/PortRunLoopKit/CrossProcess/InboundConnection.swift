@@ -262,7 +262,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                     : descriptors.withUnsafeBufferPointer { System.sendFrame(state.fd, bytes, descriptors: $0) })
             }
             switch result {
-            case .done: return true
+            case .done:
+                PortRunLoop.noteMessageSentFromCurrentThread() // a reply: its sender may ask again
+                return true
             case .wouldBlock:
                 guard System.monotonicSeconds() < deadline,
                       !System.poll(fd, for: .writable, untilMonotonic: deadline).isEmpty else { return false }

@@ -375,6 +375,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 switch result {
                 case .done:
                     credits -= 1
+                    PortRunLoop.noteMessageSentFromCurrentThread() // the peer may well answer
                     return .success(())
                 case .wouldBlock:
                     // The socket is full (large frames): wait for room, without the lock.

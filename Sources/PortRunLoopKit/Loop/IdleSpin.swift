@@ -10,10 +10,22 @@
 /// The rule is a budget, kept in seconds of spinning (``credit``): spinning is allowed only while
 /// there is credit, for at most ``limit`` and never more than the credit. A spin that ends with work
 /// earns ``parkCost`` (the park it saved) and pays for the time it took; a spin that fails pays for
-/// its whole length. A park after which work came sooner than ``limit`` earns ``parkCost`` too: a
-/// spin would have saved it. So the CPU spent on spins that fail is bounded by the parks that spins
-/// saved or would have saved; at steady sparse rates (a message every 50 µs or more) there is no
-/// credit and the thread sleeps at once, and a burst starts spinning after its first short gap.
+/// its whole length. A park after which work came sooner than ``limit`` earns too, because a spin
+/// would have saved it, and how much depends on who the work came from:
+///
+/// - In a conversation (the thread's last work answered someone who will probably answer back: a
+///   Swift task's job, a synchronous call, a message sent to another loop or process, or the
+///   thread is itself waiting for an answer) it earns the whole ``parkCost``. The answer comes
+///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
+///   an exchange off the scheduler: that is latency saved, worth the CPU.
+/// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns what a
+///   spin would have saved net of its own length, `parkCost − gap`: a stream whose messages come
+///   10 µs or more after the thread ran dry earns nothing, so a steady sparse stream never buys a
+///   spin, while a burst (gaps of a microsecond) still earns almost all of it.
+///
+/// So the CPU spent on spins that fail is bounded by the parks that spins saved or would have
+/// saved; at steady sparse rates (a message every 50 µs or more) there is no credit and the thread
+/// sleeps at once, and a burst starts spinning after its first short gap.
 ///
 /// Thread-safety: a value type, owned by one thread.
 struct IdleSpin {
@@ -39,8 +51,11 @@ struct IdleSpin {
     }
 
     /// Records a sleep after which work came `gap` seconds after the thread ran out of it (not
-    /// counting its own wake-up); `.infinity` when it woke for something else.
-    mutating func slept(gap: Double) {
-        if gap < Self.limit { credit = min(Self.maxCredit, credit + Self.parkCost) }
+    /// counting its own wake-up); `.infinity` when it woke for something else. `inConversation`:
+    /// the thread's work before the sleep answered someone (see above).
+    mutating func slept(gap: Double, inConversation: Bool) {
+        guard gap < Self.limit else { return }
+        let earned = inConversation ? Self.parkCost : max(0, Self.parkCost - gap)
+        credit = min(Self.maxCredit, credit + earned)
     }
 }

@@ -135,8 +135,11 @@ extension PortRunLoop {
             guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter) else { break }
             switch item.kind {
             case .block(let block): withCallerContext(item.context, ambient: ambient, block)
-            case .call(let call): withCallerContext(item.context, ambient: ambient) { call.run() }
+            case .call(let call):
+                inConversation = true // its caller waits for the answer
+                withCallerContext(item.context, ambient: ambient) { call.run() }
             case .job(let job):
+                inConversation = true // a Swift task passing through, as an `await` does
                 executorJobsRun.increment()
                 runExecutorJob(job)
             case .portReady(let port):

@@ -97,6 +97,8 @@ extension PortRunLoop {
     @inline(__always) func ringDoorbell() {
         wakeSignals.increment()
         doorbell.ring()
+        // Only a producer that finds the loop asleep gets here, so this costs a burst nothing.
+        Self.noteMessageSentFromCurrentThread()
     }
 
     static func checkedDeadline(_ date: Date, _ caller: String) -> Double {
@@ -192,6 +194,7 @@ extension PortRunLoop {
         // request: lowered, there is nothing to collect (one that arrives after this load is
         // collected next turn; the loop never parks without looking under the lock).
         guard workHint.pointee.load(ordering: .acquiring) else { return }
+        var rangAt: Double?
         let stop = inbox.withLock { inbox -> Bool in
             workHint.pointee.store(false, ordering: .relaxed)
             // Usually `localWork` is empty and this swaps the two buffers: no per-item copy,
@@ -199,6 +202,8 @@ extension PortRunLoop {
             localWork.append(movingContentsOf: &inbox.work)
             inbox.wakePending = false
             parkedFlagLeftSet = inbox.parked
+            rangAt = inbox.rangAt
+            inbox.rangAt = nil
             if inbox.metricsDelegateChanged {
                 inbox.metricsDelegateChanged = false
                 ownerMetricsDelegate = inbox.metricsDelegate
@@ -211,6 +216,12 @@ extension PortRunLoop {
             return inbox.stopRequestEpoch != 0 && inbox.stopRequestEpoch == runEpoch
         }
         if stop { stopInnermostUserRun() }
+        // The first collect after a sleep a producer ended: account for the wake-up here, under
+        // the lock this takes anyway, rather than with a lock of its own on waking.
+        if let parked = parkedAt {
+            parkedAt = nil
+            idleSpin.slept(gap: rangAt.map { $0 - parked.time } ?? .infinity, inConversation: parked.inConversation)
+        }
     }
 
     /// Marks the innermost run made by the loop's user as stopped. The library's own waits (a
@@ -238,6 +249,9 @@ extension PortRunLoop {
             return
         }
         var idleStart = now
+        // A private run is a blocking call waiting for its answer: a conversation by definition.
+        let conversing = inConversation || frames[frames.count - 1].isPrivate
+        inConversation = false
         let allowance = idleSpin.allowance
         if allowance > 0 {
             if spinForWork(from: idleStart, for: allowance, until: wake) { return }
@@ -261,6 +275,7 @@ extension PortRunLoop {
         }
         iterationsSincePoll = 0
         sleeps.increment()
+        parkedAt = (idleStart, conversing)
         if wake == .infinity && !runningModeHasFileDescriptors() {
             // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
             doorbell.waitForRing()
@@ -271,18 +286,13 @@ extension PortRunLoop {
         guard workHint.pointee.load(ordering: .acquiring) else {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
             // (it then rings once although the loop is awake, which only makes a later wait
-            // return at once).
+            // return at once). Such a wake-up earns the spin nothing.
             parkedFlagLeftSet = true
-            idleSpin.slept(gap: .infinity)
+            parkedAt = nil
             return
         }
-        let rangAt = inbox.withLock { inbox -> Double? in
-            inbox.parked = false
-            defer { inbox.rangAt = nil }
-            return inbox.rangAt
-        }
-        parkedFlagLeftSet = false
-        idleSpin.slept(gap: rangAt.map { $0 - idleStart } ?? .infinity)
+        // Woken by a producer, which cleared `parked` when it took the duty to ring. The next
+        // turn's collect refreshes `parkedFlagLeftSet` and accounts for the wake-up (`parkedAt`).
     }
 
     /// True when a source group of the running mode holds an fd source (the wait must then be in

@@ -104,6 +104,14 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
     @exclusivity(unchecked) var idleSpin = IdleSpin()
+    /// Whether the work done since the loop last ran dry answered someone who will probably answer
+    /// back: it ran a Swift task's job or a synchronous call, or this thread sent a message to
+    /// another loop or process (``noteMessageSentFromCurrentThread()``). Decides what a short idle
+    /// gap earns ``idleSpin`` (``IdleSpin/slept(gap:inConversation:)``); cleared when the loop parks.
+    @exclusivity(unchecked) var inConversation = false
+    /// When the loop last parked and whether it was then ``inConversation``, until the wake-up is
+    /// accounted for in ``idleSpin`` (when the loop next collects its inbox).
+    @exclusivity(unchecked) var parkedAt: (time: Double, inConversation: Bool)?
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
@@ -275,6 +283,7 @@ extension PortRunLoop {
     }()
 
     private static let mainLoop: PortRunLoop = {
+        defer { mainLoopMade.store(true, ordering: .releasing) }
         do { return try PortRunLoop(name: "main", owner: .mainThread).drainingMainDispatchQueue() } catch {
             fatalError("PortRunLoop: could not create the main thread's loop: \(error)")
         }
@@ -306,6 +315,27 @@ extension PortRunLoop {
         let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
         pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
         return loop
+    }
+
+    /// Whether ``mainLoop`` has been made (read without making it).
+    private static let mainLoopMade = Atomic<Bool>(false)
+
+    /// Records on the calling thread's loop, if it has one, that the thread has just sent something
+    /// another thread or process will probably answer: a message to a loop it had to wake, or a
+    /// frame to another process. The loop then treats a quick answer as a conversation worth
+    /// spinning for (see ``IdleSpin``). Makes no loop; costs a thread-local read.
+    ///
+    /// Thread-safety: any thread; touches only the calling thread's own loop.
+    package static func noteMessageSentFromCurrentThread() {
+        let loop: PortRunLoop
+        if let raw = pthread_getspecific(threadKey) {
+            loop = Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
+        } else if mainLoopMade.load(ordering: .acquiring), System.isMainThread() {
+            loop = mainLoop
+        } else {
+            return
+        }
+        loop.inConversation = true
     }
 
     /// The calling thread's loop if it already has one (never creates).

@@ -95,8 +95,9 @@ final class WaitSpin {
         }
     }
 
-    /// Records how soon a call that this thread slept for was answered (`.infinity`: it was not).
-    func record(answeredAfter seconds: Double) { idleSpin.slept(gap: seconds) }
+    /// Records how soon a call that this thread slept for was answered (`.infinity`: it was not);
+    /// waiting for an answer is a conversation (``IdleSpin``).
+    func record(answeredAfter seconds: Double) { idleSpin.slept(gap: seconds, inConversation: true) }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
