@@ -85,7 +85,9 @@ extension PortRunLoop {
         if let registration = ports[id] {
             if modeSet != registration.modes { registration.move(to: sourceGroup(for: modeSet)) }
         } else {
-            ports[id] = PortRegistration(port: port, group: sourceGroup(for: modeSet))
+            let registration = PortRegistration(port: port, group: sourceGroup(for: modeSet))
+            ports[id] = registration
+            port.adopt(registration, on: self)
         }
         port.finishLeaving(self) // removed and added back here before this loop let go of it
     }
@@ -103,7 +105,10 @@ extension PortRunLoop {
     /// Owner thread: forgets `port`. Messages the loop had already taken are discarded (and
     /// counted) when the port was invalidated, or put back in front of its queue otherwise.
     func unregisterPort(_ port: MessagePort, discardingBuffered: Bool) {
-        ports.removeValue(forKey: ObjectIdentifier(port))?.end()
+        if let registration = ports.removeValue(forKey: ObjectIdentifier(port)) {
+            registration.end()
+            port.forget(registration)
+        }
         pendingPorts.removeAll { $0 === port }
         if discardingBuffered || !port.isValid {
             port.discardBuffered()
@@ -118,7 +123,8 @@ extension PortRunLoop {
     /// scheduled in `mode`; otherwise keeps it pending until a run of one of its modes (or until
     /// its registration, still on its way from another thread, arrives).
     func portIsReady(_ port: MessagePort, mode: RunLoop.Mode) -> Bool {
-        if let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode {
+        // The port's own record of this loop's registration: no hashing into `ports` per batch.
+        if let registration = port.registration(on: self), registration.group.isInRunningMode {
             return deliverMessages(of: port, registration: registration, mode: mode)
         }
         if port.isValid && port.isAttached(to: self) { pendingPorts.append(port) }

@@ -221,6 +221,7 @@ extension PortRunLoop {
         if let parked = parkedAt {
             parkedAt = nil
             idleSpin.slept(gap: rangAt.map { $0 - parked.time } ?? .infinity, inConversation: parked.inConversation)
+            inConversation = false // what was sent has bought its one park's worth
         }
     }
 
@@ -251,7 +252,6 @@ extension PortRunLoop {
         var idleStart = now
         // A private run is a blocking call waiting for its answer: a conversation by definition.
         let conversing = inConversation || frames[frames.count - 1].isPrivate
-        inConversation = false
         let allowance = idleSpin.allowance
         if allowance > 0 {
             if spinForWork(from: idleStart, for: allowance, until: wake) { return }

@@ -104,10 +104,12 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var jobStartedAtRunDepth: Int?
     /// When to spin before parking (see ``IdleSpin``).
     @exclusivity(unchecked) var idleSpin = IdleSpin()
-    /// Whether the work done since the loop last ran dry answered someone who will probably answer
-    /// back: it ran a Swift task's job or a synchronous call, or this thread sent a message to
-    /// another loop or process (``noteMessageSentFromCurrentThread()``). Decides what a short idle
-    /// gap earns ``idleSpin`` (``IdleSpin/slept(gap:inConversation:)``); cleared when the loop parks.
+    /// Whether the loop's work answered someone who will probably answer back: it ran a Swift
+    /// task's job or a synchronous call, or this thread sent a message to another loop or process
+    /// (``noteMessageSentFromCurrentThread()``). Decides what a short idle gap earns ``idleSpin``
+    /// (``IdleSpin/slept(gap:inConversation:)``). Cleared once a producer's ring has ended a sleep
+    /// begun with it set (each answer buys at most one park's worth); a sleep an fd or a timer
+    /// ended (the answer itself, often: a reply read from a socket) leaves it set.
     @exclusivity(unchecked) var inConversation = false
     /// When the loop last parked and whether it was then ``inConversation``, until the wake-up is
     /// accounted for in ``idleSpin`` (when the loop next collects its inbox).
@@ -176,6 +178,7 @@ public final class PortRunLoop: @unchecked Sendable {
         wakeTimer?.detach()
         wakeTimer = nil
         for registration in fdSources.values { registration.detach() }
+        for registration in ports.values { registration.port.forget(registration) }
         ports.removeAll()
         timers.removeAll()
         fdSources.removeAll()
@@ -387,7 +390,10 @@ extension PortRunLoop {
                           metadata: [LogKey.loop: "\(name)", LogKey.discarded: "\(discardedBlocks)"])
         }
         pendingPorts.removeAll()
-        for registration in ports.values { registration.port.invalidate() }
+        for registration in ports.values {
+            registration.port.invalidate()
+            registration.port.forget(registration)
+        }
         ports.removeAll()
         let deadTimers = timers.values.map(\.timer)
         timers.removeAll()

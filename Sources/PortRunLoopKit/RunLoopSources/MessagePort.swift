@@ -88,6 +88,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// A loop the port was removed from whose thread has not let go of it yet (it may be
         /// delivering a batch it took). No other loop takes messages until it has.
         var leaving: PortRunLoop?
+        /// `loop`'s registration of the port, once its thread has made it (nil whenever `loop`
+        /// changes): what that thread looks up per batch, instead of hashing the port into its
+        /// table. Only `loop`'s thread reads the object; it breaks the reference cycle with the
+        /// registration's own reference to the port when it forgets the port.
+        var registration: PortRegistration?
     }
 
     // Layout matters here (stored properties are laid out in declaration order). The loop's thread
@@ -423,7 +428,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             state.queue.removeAll()
             state.readyOnLoop = false
             notifyRoomChanged()
-            defer { state.loop = nil; state.modes = [] }
+            defer { state.loop = nil; state.registration = nil; state.modes = [] }
             return state.loop
         }
         if discarded > 0 {
@@ -550,6 +555,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             guard state.loop === loop, state.modes.remove(mode) != nil else { return false }
             if state.modes.isEmpty {
                 state.loop = nil
+                state.registration = nil
                 state.readyOnLoop = false
                 if state.leaving == nil { state.leaving = loop }
             }
@@ -578,6 +584,23 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Whether this port is currently scheduled in `loop`.
     func isAttached(to loop: PortRunLoop) -> Bool { withLock { state.loop === loop } }
+
+    /// Owner thread of `loop`: `loop`'s registration of the port, if the port is scheduled there
+    /// and the registration has been made (one lock on the line the batch's take locks next).
+    func registration(on loop: PortRunLoop) -> PortRegistration? {
+        withLock { state.loop === loop ? state.registration : nil }
+    }
+
+    /// Owner thread of `loop`: records `registration`, just made, unless the port has left `loop`
+    /// meanwhile (another thread removed it).
+    func adopt(_ registration: PortRegistration, on loop: PortRunLoop) {
+        withLock { if state.loop === loop { state.registration = registration } }
+    }
+
+    /// Owner thread of the registration's loop: forgets `registration` (the loop has dropped it).
+    func forget(_ registration: PortRegistration) {
+        withLock { if state.registration === registration { state.registration = nil } }
+    }
 
     /// Owner thread: puts the messages the loop took but did not deliver (the port was removed from
     /// the running mode by a handler) back in front of the queue, where they count against the
