@@ -82,13 +82,16 @@ extension PortRunLoop {
             return
         }
         let modeSet = ModeSet(modes)
-        if let registration = ports[id] {
+        let registration: PortRegistration
+        if let existing = ports[id] {
+            registration = existing
             if modeSet != registration.modes { registration.move(to: sourceGroup(for: modeSet)) }
         } else {
-            let registration = PortRegistration(port: port, group: sourceGroup(for: modeSet))
+            registration = PortRegistration(port: port, group: sourceGroup(for: modeSet))
             ports[id] = registration
-            port.adopt(registration, on: self)
         }
+        // Also when kept: a port removed and added back before this sync dropped its record.
+        port.adopt(registration, on: self)
         port.finishLeaving(self) // removed and added back here before this loop let go of it
     }
 
@@ -105,10 +108,7 @@ extension PortRunLoop {
     /// Owner thread: forgets `port`. Messages the loop had already taken are discarded (and
     /// counted) when the port was invalidated, or put back in front of its queue otherwise.
     func unregisterPort(_ port: MessagePort, discardingBuffered: Bool) {
-        if let registration = ports.removeValue(forKey: ObjectIdentifier(port)) {
-            registration.end()
-            port.forget(registration)
-        }
+        ports.removeValue(forKey: ObjectIdentifier(port))?.end()
         pendingPorts.removeAll { $0 === port }
         if discardingBuffered || !port.isValid {
             port.discardBuffered()

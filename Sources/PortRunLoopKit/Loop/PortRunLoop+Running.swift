@@ -220,7 +220,9 @@ extension PortRunLoop {
         // the lock this takes anyway, rather than with a lock of its own on waking.
         if let parked = parkedAt {
             parkedAt = nil
-            idleSpin.slept(gap: rangAt.map { $0 - parked.time } ?? .infinity, inConversation: parked.inConversation)
+            // A private run is a blocking call waiting for its answer: a conversation by definition.
+            let conversing = inConversation || frames[frames.count - 1].isPrivate
+            idleSpin.slept(gap: rangAt.map { $0 - parked } ?? .infinity, inConversation: conversing)
             inConversation = false // what was sent has bought its one park's worth
         }
     }
@@ -250,8 +252,6 @@ extension PortRunLoop {
             return
         }
         var idleStart = now
-        // A private run is a blocking call waiting for its answer: a conversation by definition.
-        let conversing = inConversation || frames[frames.count - 1].isPrivate
         let allowance = idleSpin.allowance
         if allowance > 0 {
             if spinForWork(from: idleStart, for: allowance, until: wake) { return }
@@ -275,7 +275,7 @@ extension PortRunLoop {
         }
         iterationsSincePoll = 0
         sleeps.increment()
-        parkedAt = (idleStart, conversing)
+        parkedAt = idleStart
         if wake == .infinity && !runningModeHasFileDescriptors() {
             // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
             doorbell.waitForRing()

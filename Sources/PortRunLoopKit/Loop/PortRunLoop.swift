@@ -111,9 +111,10 @@ public final class PortRunLoop: @unchecked Sendable {
     /// begun with it set (each answer buys at most one park's worth); a sleep an fd or a timer
     /// ended (the answer itself, often: a reply read from a socket) leaves it set.
     @exclusivity(unchecked) var inConversation = false
-    /// When the loop last parked and whether it was then ``inConversation``, until the wake-up is
-    /// accounted for in ``idleSpin`` (when the loop next collects its inbox).
-    @exclusivity(unchecked) var parkedAt: (time: Double, inConversation: Bool)?
+    /// When the loop last parked, until a producer's ring has ended the sleep and the loop's next
+    /// collect has accounted for it in ``idleSpin`` (nothing runs in between, so ``inConversation``
+    /// and the innermost run are then as they were at the park).
+    @exclusivity(unchecked) var parkedAt: Double?
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
@@ -178,7 +179,6 @@ public final class PortRunLoop: @unchecked Sendable {
         wakeTimer?.detach()
         wakeTimer = nil
         for registration in fdSources.values { registration.detach() }
-        for registration in ports.values { registration.port.forget(registration) }
         ports.removeAll()
         timers.removeAll()
         fdSources.removeAll()
@@ -330,20 +330,22 @@ extension PortRunLoop {
     ///
     /// Thread-safety: any thread; touches only the calling thread's own loop.
     package static func noteMessageSentFromCurrentThread() {
-        let loop: PortRunLoop
-        if let raw = pthread_getspecific(threadKey) {
-            loop = Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
+        if let loop = registeredForCurrentThread() {
+            loop.inConversation = true
         } else if mainLoopMade.load(ordering: .acquiring), System.isMainThread() {
-            loop = mainLoop
-        } else {
-            return
+            mainLoop.inConversation = true
         }
-        loop.inConversation = true
     }
 
-    /// The calling thread's loop if it already has one (never creates).
+    /// The calling thread's loop if it already has one (never creates one, except the main loop
+    /// on the main thread).
     static func existingForCurrentThread() -> PortRunLoop? {
         if System.isMainThread() { return mainLoop }
+        return registeredForCurrentThread()
+    }
+
+    /// The loop registered for the calling thread (``threadKey``), if any; never the main loop.
+    private static func registeredForCurrentThread() -> PortRunLoop? {
         guard let raw = pthread_getspecific(threadKey) else { return nil }
         return Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
     }
@@ -390,10 +392,7 @@ extension PortRunLoop {
                           metadata: [LogKey.loop: "\(name)", LogKey.discarded: "\(discardedBlocks)"])
         }
         pendingPorts.removeAll()
-        for registration in ports.values {
-            registration.port.invalidate()
-            registration.port.forget(registration)
-        }
+        for registration in ports.values { registration.port.invalidate() }
         ports.removeAll()
         let deadTimers = timers.values.map(\.timer)
         timers.removeAll()

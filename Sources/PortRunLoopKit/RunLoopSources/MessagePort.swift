@@ -88,10 +88,11 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// A loop the port was removed from whose thread has not let go of it yet (it may be
         /// delivering a batch it took). No other loop takes messages until it has.
         var leaving: PortRunLoop?
-        /// `loop`'s registration of the port, once its thread has made it (nil whenever `loop`
-        /// changes): what that thread looks up per batch, instead of hashing the port into its
-        /// table. Only `loop`'s thread reads the object; it breaks the reference cycle with the
-        /// registration's own reference to the port when it forgets the port.
+        /// `loop`'s registration of the port, once its thread has made it: what that thread looks
+        /// up per batch, instead of hashing the port into its table. Only `loop`'s thread reads the
+        /// object. Cleared whenever `loop` is (the port leaves its last mode there, or is
+        /// invalidated, as every port of a loop that shuts down is): that breaks the reference
+        /// cycle with the registration's own reference to the port.
         var registration: PortRegistration?
     }
 
@@ -591,15 +592,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         withLock { state.loop === loop ? state.registration : nil }
     }
 
-    /// Owner thread of `loop`: records `registration`, just made, unless the port has left `loop`
-    /// meanwhile (another thread removed it).
+    /// Owner thread of `loop`: records `registration`, `loop`'s current one, unless the port has
+    /// left `loop` meanwhile (another thread removed it).
     func adopt(_ registration: PortRegistration, on loop: PortRunLoop) {
         withLock { if state.loop === loop { state.registration = registration } }
-    }
-
-    /// Owner thread of the registration's loop: forgets `registration` (the loop has dropped it).
-    func forget(_ registration: PortRegistration) {
-        withLock { if state.registration === registration { state.registration = nil } }
     }
 
     /// Owner thread: puts the messages the loop took but did not deliver (the port was removed from
