@@ -182,14 +182,14 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         if let shared {
             payload = shared
         } else {
-            var replyPort: MessagePort?
+            var replyAddress: ReplyAddress?
             if frame.flags.contains(.request) {
-                replyPort = MessagePort(remote: InboundRoute(connection: self, route: .reply(frame.firstID)), logger: publication.logger)
+                replyAddress = .inbound(InboundRoute(connection: self, route: .reply(frame.firstID)))
             } else if frame.flags.contains(.replyRoute) {
-                replyPort = MessagePort(remote: InboundRoute(connection: self, route: .routed(frame.secondID)), logger: publication.logger)
+                replyAddress = .inbound(InboundRoute(connection: self, route: .routed(frame.secondID)))
             }
-            payload = MessagePort.Payload(components: frame.components, replyPort: replyPort, context: nil, creditSink: self,
-                                          fileDescriptors: descriptors)
+            payload = MessagePort.Payload(components: frame.components, replyAddress: replyAddress, context: nil,
+                                          creditSink: self, fileDescriptors: descriptors)
         }
         return port.inject(msgid: frame.msgid, payload: payload) ? .queued : .dropped
     }

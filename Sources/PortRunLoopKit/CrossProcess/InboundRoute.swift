@@ -1,11 +1,17 @@
 import Foundation
 import Synchronization
 
-/// The reply port of a message that came from another process: sends go back over the connection
-/// it came on, as the reply to a request (once) or as a message to a reply port the sender named.
+/// The reply address of a message that came from another process: sends go back over the
+/// connection it came on, as the reply to a request (once) or as a message to a reply port the
+/// sender named.
 ///
-/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` is atomic (an
-/// `Atomic`, not a mutex: one is made per request from another process).
+/// A handler answers through it directly (``MessagePort/Message/reply(msgid:components:before:)``);
+/// a ``MessagePort`` standing for it is made only when the handler asks for one
+/// (``MessagePort/Message/replyPort``, see ``ReplyAddress``).
+///
+/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` and `invalidated`
+/// are atomic (an `Atomic`, not a mutex: one is made per request from another process), and
+/// `madePort` is guarded by its `Mutex`.
 final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     enum Route {
         /// The answer to the request with this id: one send only.
@@ -17,6 +23,13 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     private let connection: InboundConnection
     let route: Route
     private let answered = Atomic<Bool>(false)
+    /// Set when the port made for this route was invalidated: later replies fail.
+    private let invalidated = Atomic<Bool>(false)
+    /// The port made for this route, held weakly: the port holds the route (its remote end), and
+    /// while a handler keeps the port every read of ``MessagePort/Message/replyPort`` returns it.
+    private let madePort = Mutex<WeakPort>(WeakPort())
+
+    struct WeakPort { weak var port: MessagePort? }
 
     init(connection: InboundConnection, route: Route) {
         self.connection = connection
@@ -52,12 +65,38 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
         return connection.sendFrame(frame, size: size, descriptors: descriptors, before: deadline)
     }
 
+    /// The ``MessagePort`` standing for this route: the one made earlier if a handler still holds
+    /// it, else a new one.
+    var port: MessagePort {
+        madePort.withLock { made in
+            if let port = made.port { return port }
+            let port = MessagePort(remote: self, logger: connection.publication.logger)
+            made.port = port
+            return port
+        }
+    }
+
+    /// Sends a reply: through the port made for this route while one exists (so it counts the
+    /// send in its statistics), else directly. False once that port was invalidated.
+    func reply(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
+        if let port = madePort.withLock({ $0.port }) {
+            return descriptors.isEmpty ? port.send(before: date, msgid: msgid, components: components)
+                : port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
+        }
+        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")
+        guard !invalidated.load(ordering: .acquiring) else { return false }
+        return send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: nil,
+                    descriptors: descriptors)
+    }
+
     var isValid: Bool {
+        if invalidated.load(ordering: .acquiring) { return false }
         if case .reply = route, answered.load(ordering: .acquiring) { return false }
         return connection.isOpen
     }
 
-    func invalidate() {}
+    /// The port made for this route was invalidated: no more replies through the route.
+    func invalidate() { invalidated.store(true, ordering: .releasing) }
 
     /// None: the connection is read by the publishing loop, for the publication, not for this port.
     var readingLoop: PortRunLoop? { nil }

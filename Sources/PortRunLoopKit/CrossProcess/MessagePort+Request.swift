@@ -30,7 +30,7 @@ extension MessagePort {
         let reply = try connection.request(msgid: msgid, components: components,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
-        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self,
+        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyAddress: nil, receivePort: self,
                                    fileDescriptors: reply.descriptors)
     }
 
@@ -50,7 +50,7 @@ extension MessagePort {
         let reply = try connection.request(msgid: msgid, components: components, descriptors: fileDescriptors,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
-        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyPort: nil, receivePort: self,
+        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyAddress: nil, receivePort: self,
                                    fileDescriptors: reply.descriptors)
     }
 
@@ -124,7 +124,11 @@ extension MessagePort.Message {
     /// Thread-safety: any thread.
     @discardableResult
     public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date) -> Bool {
-        replyPort?.send(before: date, msgid: msgid, components: components) ?? false
+        switch replyAddress {
+        case .none: false
+        case .port(let port): port.send(before: date, msgid: msgid, components: components)
+        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: [])
+        }
     }
 
     /// ``reply(msgid:components:before:)`` carrying file descriptors; the caller keeps its own
@@ -133,6 +137,10 @@ extension MessagePort.Message {
     /// Thread-safety: any thread.
     @discardableResult
     public func reply(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], before date: Date) -> Bool {
-        replyPort?.send(before: date, msgid: msgid, components: components, fileDescriptors: fileDescriptors) ?? false
+        switch replyAddress {
+        case .none: false
+        case .port(let port): port.send(before: date, msgid: msgid, components: components, fileDescriptors: fileDescriptors)
+        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: fileDescriptors)
+        }
     }
 }

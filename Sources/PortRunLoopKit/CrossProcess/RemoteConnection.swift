@@ -255,19 +255,30 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// `.synchronousWait` mode, and the request it now serves (its read ends at that request's
     /// reply; nil between requests: it reads everything waiting).
     ///
+    /// The reader knows its loop by identity only, not by a weak reference: a weak reference gives
+    /// the loop a side table, after which every retain and release of the loop (several per turn)
+    /// takes the runtime's slow path. The source stands for the loop's life instead: it holds the
+    /// loop until it is cancelled, and the loop cancels it when it shuts down.
+    ///
     /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are guarded by the
-    /// connection's mutex; `loop` is weak and immutable.
+    /// connection's mutex; `loopID` is immutable.
     private final class ReplyReader: @unchecked Sendable {
-        weak var loop: PortRunLoop?
+        let loopID: ObjectIdentifier
         var source: FileDescriptorSource?
         var wait: ReplyWait?
         /// The connection's ``keptReader``: armed between requests, not counted in `polling`.
         var isKept = false
 
         init(loop: PortRunLoop, wait: ReplyWait) {
-            self.loop = loop
+            loopID = ObjectIdentifier(loop)
             self.wait = wait
         }
+
+        /// True while the reader's source is armed on `loop` (its loop has not shut down).
+        func serves(_ loop: PortRunLoop) -> Bool { loopID == ObjectIdentifier(loop) && isLive }
+
+        /// False once the source was cancelled (by ``stop()``, or by its loop shutting down).
+        var isLive: Bool { !(source?.isCancelled ?? true) }
 
         /// With the connection's mutex held: cancels the source and lets it go (its handler
         /// holds this reader: the cycle ends here).
@@ -293,7 +304,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> ReplyReader? {
         let (kept, fd) = condition.withLock { _ -> (ReplyReader?, Int32) in
             guard self.fd >= 0 else { return (nil, -1) }
-            if let kept = keptReader, kept.wait == nil, kept.loop === loop {
+            if let kept = keptReader, kept.wait == nil, kept.serves(loop) {
                 kept.wait = wait
                 return (kept, -1)
             }
@@ -329,7 +340,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             reader.wait = nil
             guard !reader.isKept else { return } // cancelled already if the connection closed
             polling -= 1
-            if ended == nil, fd >= 0, keptReader?.loop == nil {
+            if ended == nil, fd >= 0, !(keptReader?.isLive ?? false) {
                 keptReader?.stop() // its loop is gone
                 reader.isKept = true
                 keptReader = reader

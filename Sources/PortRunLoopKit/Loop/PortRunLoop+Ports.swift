@@ -213,7 +213,7 @@ extension PortRunLoop {
         // only ever grow, and a nested run that changes the running mode returns before the next
         // message, so a passed check stays valid until the registration changes.
         var checked: (registration: PortRegistration, generation: UInt)? = (registration, registration.generation)
-        var message = MessagePort.Message(msgid: 0, components: [], replyPort: nil, receivePort: port)
+        var message = MessagePort.Message(msgid: 0, components: [], replyAddress: nil, receivePort: port)
         let ambient = innermostRunHasAmbientContext
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
@@ -243,13 +243,13 @@ extension PortRunLoop {
             message.msgid = envelope.msgid
             if let payload = envelope.payload {
                 message.components = payload.components
-                message.replyPort = payload.replyPort
+                message.replyAddress = payload.replyAddress
                 message.fileDescriptors = payload.fileDescriptors
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
-            } else if message.replyPort != nil || !message.components.isEmpty || !message.fileDescriptors.isEmpty {
+            } else if message.replyAddress != nil || !message.components.isEmpty || !message.fileDescriptors.isEmpty {
                 // A pure signal after a message that carried something.
                 message.components = []
-                message.replyPort = nil
+                message.replyAddress = nil
                 message.fileDescriptors = []
             }
             withCallerContext(envelope.payload?.context, ambient: ambient) { deliver(message) }

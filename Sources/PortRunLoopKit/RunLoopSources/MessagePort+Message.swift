@@ -15,9 +15,13 @@ extension MessagePort {
         public internal(set) var msgid: UInt32
         /// The data the sender attached; empty for a pure signal. Thread-safety: read-only for users.
         public internal(set) var components: [Data]
-        /// The port the sender named for replies (`send(..., from:)`), if any. Thread-safety:
-        /// read-only for users.
-        public internal(set) var replyPort: MessagePort?
+        /// The port the sender named for replies (`send(..., from:)`), if any; for a message from
+        /// another process that asks for an answer, a remote port made on first use (and the same
+        /// port on every later read). ``reply(msgid:components:before:)`` answers without making it.
+        /// Thread-safety: read-only for users; any thread.
+        public var replyPort: MessagePort? { replyAddress?.port }
+        /// Where replies go.
+        var replyAddress: ReplyAddress?
         /// The port this message arrived on. Thread-safety: immutable.
         public let receivePort: MessagePort
         /// The file descriptors the sender passed (``MessagePort/send(before:msgid:components:fileDescriptors:from:)``),
@@ -25,6 +29,15 @@ extension MessagePort {
         /// unless the handler took it (``TransferredFileDescriptor/take()``). Empty for most
         /// messages. Thread-safety: read-only for users; the descriptors are `Sendable`.
         public internal(set) var fileDescriptors: [TransferredFileDescriptor] = []
+
+        init(msgid: UInt32, components: [Data], replyAddress: ReplyAddress?, receivePort: MessagePort,
+             fileDescriptors: [TransferredFileDescriptor] = []) {
+            self.msgid = msgid
+            self.components = components
+            self.replyAddress = replyAddress
+            self.receivePort = receivePort
+            self.fileDescriptors = fileDescriptors
+        }
     }
 }
 

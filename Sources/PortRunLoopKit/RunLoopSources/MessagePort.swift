@@ -39,7 +39,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// What a message carries besides its `msgid`. Immutable.
     final class Payload: Sendable {
         let components: [Data]
-        let replyPort: MessagePort?
+        /// Where replies go (``ReplyAddress``).
+        let replyAddress: ReplyAddress?
         /// The sender's `ServiceContext`, restored around the handler (``CallerContext``).
         let context: CapturedContext?
         /// For a message that came from another process: told when the loop hands it to the
@@ -48,11 +49,17 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// The file descriptors the message carries (closed with the payload unless taken).
         let fileDescriptors: [TransferredFileDescriptor]
 
-        init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
+        convenience init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
              fileDescriptors: [TransferredFileDescriptor] = []) {
+            self.init(components: components, replyAddress: replyPort.map(ReplyAddress.port), context: context,
+                      creditSink: creditSink, fileDescriptors: fileDescriptors)
+        }
+
+        init(components: [Data], replyAddress: ReplyAddress?, context: CapturedContext?, creditSink: (any CreditSink)?,
+             fileDescriptors: [TransferredFileDescriptor]) {
             self.fileDescriptors = fileDescriptors
             self.components = components
-            self.replyPort = replyPort
+            self.replyAddress = replyAddress
             self.context = context
             self.creditSink = creditSink
         }

@@ -1,0 +1,117 @@
+import Foundation
+import PortRunLoopKit
+import Synchronization
+import Testing
+
+/// The reply address of a message from another process: `reply` answers over the connection with
+/// no port made, `replyPort` makes one on first use (the same one while a handler keeps it), and
+/// invalidating that port ends the replies (X8). Publisher and client share the process here; the
+/// connection between them is a real socket.
+@Suite(.timeLimit(.minutes(1))) struct CrossProcessReplyAddressTests {
+    /// What a handler saw, handed to the test thread.
+    final class Seen: Sendable {
+        let values = Mutex<[String: Bool]>([:])
+        func record(_ key: String, _ value: Bool) { values.withLock { $0[key] = value } }
+        subscript(key: String) -> Bool? { values.withLock { $0[key] } }
+    }
+
+    @Test func replyPortIsMadeOnceAndAnswersTheRequest() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let answerer = try RunLoopThread(name: "answerer")
+        defer { answerer.stop() }
+        let seen = Seen()
+        let port = MessagePort(queueLimit: 4)
+        port.setHandler { message in
+            guard let first = message.replyPort else { return seen.record("has port", false) }
+            seen.record("has port", true)
+            seen.record("same port", message.replyPort === first)
+            seen.record("valid before", first.isValid)
+            let sent = first.send(before: Date(timeIntervalSinceNow: 5), msgid: message.msgid + 1, components: message.components)
+            seen.record("sent", sent)
+            seen.record("counted", first.statistics.sent == 1)
+            // A request has one answer: the route is spent, through the port or directly.
+            seen.record("second reply refused", !message.reply(msgid: 0, before: Date(timeIntervalSinceNow: 5)))
+            seen.record("valid after", first.isValid)
+        }
+        answerer.loop.add(port, forMode: .common)
+        let published = try directory.registry.publish(port, as: "made-once", on: answerer.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "made-once")
+        defer { remote.invalidate() }
+
+        let reply = try remote.sendRequest(msgid: 41, components: [Data("ask".utf8)], sendTimeout: .seconds(5),
+                                           receiveTimeout: .seconds(20))
+        #expect(reply.msgid == 42)
+        #expect(reply.components == [Data("ask".utf8)])
+        // The handler has finished: its records were made before the reply left.
+        try answerer.loop.performAndWait {}
+        #expect(seen["has port"] == true)
+        #expect(seen["same port"] == true)
+        #expect(seen["valid before"] == true)
+        #expect(seen["sent"] == true)
+        #expect(seen["counted"] == true)
+        #expect(seen["second reply refused"] == true)
+        #expect(seen["valid after"] == false)
+    }
+
+    @Test func invalidatingTheReplyPortEndsTheReplies() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let answerer = try RunLoopThread(name: "answerer")
+        defer { answerer.stop() }
+        let seen = Seen()
+        let port = MessagePort(queueLimit: 4)
+        port.setHandler { message in
+            message.replyPort?.invalidate()
+            seen.record("replied", message.reply(msgid: 1, before: Date(timeIntervalSinceNow: 5)))
+            seen.record("valid", message.replyPort?.isValid ?? true)
+        }
+        answerer.loop.add(port, forMode: .common)
+        let published = try directory.registry.publish(port, as: "invalidated-reply", on: answerer.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "invalidated-reply")
+        defer { remote.invalidate() }
+
+        #expect(throws: CrossProcessPortError.receiveTimedOut) {
+            _ = try remote.sendRequest(msgid: 1, sendTimeout: .seconds(5), receiveTimeout: .milliseconds(300))
+        }
+        try answerer.loop.performAndWait {}
+        #expect(seen["replied"] == false)
+        #expect(seen["valid"] == false)
+    }
+
+    @Test func replyWithoutAPortAnswersEveryMessageOnItsRoute() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let answerer = try RunLoopThread(name: "answerer")
+        defer { answerer.stop() }
+        let client = try RunLoopThread(name: "client")
+        defer { client.stop() }
+        let port = MessagePort(queueLimit: 64)
+        // A reply port named with `from:` takes any number of messages: two answers per message.
+        port.setHandler { message in
+            message.reply(msgid: message.msgid * 10, before: Date(timeIntervalSinceNow: 5))
+            message.reply(msgid: message.msgid * 10 + 1, before: Date(timeIntervalSinceNow: 5))
+        }
+        answerer.loop.add(port, forMode: .common)
+        let published = try directory.registry.publish(port, as: "routed", on: answerer.loop)
+        defer { published.unpublish() }
+
+        let answers = Mutex<[UInt32]>([])
+        let done = DispatchSemaphore(value: 0)
+        let replyPort = MessagePort(queueLimit: 64)
+        replyPort.setHandler { message in
+            let count = answers.withLock { $0.append(message.msgid); return $0.count }
+            if count == 6 { done.signal() }
+        }
+        client.loop.add(replyPort, forMode: .default)
+        let remote = try directory.registry.remotePort(named: "routed", readingOn: client.loop)
+        defer { remote.invalidate() }
+        for msgid in UInt32(1)...3 {
+            #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid, from: replyPort))
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(answers.withLock { $0 } == [10, 11, 20, 21, 30, 31])
+    }
+}
