@@ -1,67 +1,81 @@
 @testable import PortRunLoopKit
 import Testing
 
-/// The idle-spin budget: what a short idle gap earns depends on whether the thread's work answered
-/// someone (a conversation: the whole park's worth) or not (an independent stream: only what a spin
-/// would have saved, net of its length), so a steady sparse stream never buys a spin while a burst
-/// and a request/reply exchange do.
+/// The idle-spin budget: a sleep earns a park's worth when the thread's work answered someone and
+/// the answer came within the limit (a conversation), or, for an independent stream, only when the
+/// wake-up found a backlog (a burst): a steady sparse stream never buys a spin, however soon after
+/// the thread ran dry its next message comes, while a burst and a request/reply exchange do.
 @Suite struct IdleSpinTests {
     @Test func aFreshBudgetDoesNotSpin() {
         #expect(IdleSpin().allowance == 0)
     }
 
-    @Test func aStreamWhoseMessagesComeTenMicrosecondsAfterTheThreadRanDryNeverEarnsASpin() {
+    @Test func aStreamThatFindsOneMessagePerWakeUpNeverEarnsASpinHoweverShortTheGap() {
         var spin = IdleSpin()
-        for gap in stride(from: IdleSpin.parkCost, to: IdleSpin.limit, by: 1e-6) {
-            spin.slept(gap: gap, inConversation: false)
+        for gap in stride(from: 0, to: IdleSpin.limit, by: 1e-6) {
+            spin.slept(gap: gap, inConversation: false, backlog: false)
             #expect(spin.allowance == 0, "gap \(gap)")
         }
     }
 
     @Test func aConversationEarnsTheWholeParkForAnAnswerThatComesWithinTheLimit() {
         var spin = IdleSpin()
-        spin.slept(gap: 15e-6, inConversation: true)
+        spin.slept(gap: 15e-6, inConversation: true, backlog: false)
         #expect(spin.credit == IdleSpin.parkCost)
         #expect(spin.allowance == IdleSpin.parkCost)
     }
 
-    @Test func aBurstEarnsWhatASpinWouldHaveSavedNetOfItsLength() {
+    @Test func aBurstEarnsTheWholeParkWhateverTheGap() {
         var spin = IdleSpin()
-        spin.slept(gap: 1e-6, inConversation: false)
-        #expect(abs(spin.credit - (IdleSpin.parkCost - 1e-6)) < 1e-12)
+        spin.slept(gap: 1e-3, inConversation: false, backlog: true)
+        #expect(spin.credit == IdleSpin.parkCost)
     }
 
-    @Test func noGapAtOrPastTheLimitEarnsAnything() {
+    @Test func noAnswerAtOrPastTheLimitEarnsAnything() {
         var spin = IdleSpin()
-        spin.slept(gap: IdleSpin.limit, inConversation: true)
-        spin.slept(gap: .infinity, inConversation: true)
-        spin.slept(gap: IdleSpin.limit, inConversation: false)
+        spin.slept(gap: IdleSpin.limit, inConversation: true, backlog: false)
+        spin.slept(gap: .infinity, inConversation: true, backlog: false)
         #expect(spin.credit == 0)
     }
 
     @Test func theCreditIsCappedAndASpinIsNeverLongerThanTheLimit() {
         var spin = IdleSpin()
-        for _ in 0..<100 { spin.slept(gap: 0, inConversation: true) }
+        for _ in 0..<100 { spin.slept(gap: 0, inConversation: true, backlog: false) }
         #expect(spin.credit == IdleSpin.maxCredit)
         #expect(spin.allowance == IdleSpin.limit)
     }
 
-    @Test func aFailedSpinPaysItsWholeLengthAndASuccessfulOneEarnsTheParkItSaved() {
+    @Test func aFailedSpinPaysItsWholeLengthAndASuccessfulOneInAConversationEarnsTheParkItSaved() {
         var spin = IdleSpin()
-        for _ in 0..<3 { spin.slept(gap: 0, inConversation: true) }
+        for _ in 0..<3 { spin.slept(gap: 0, inConversation: true, backlog: false) }
         let before = spin.credit
-        spin.spun(for: 20e-6, found: false)
+        spin.spun(for: 20e-6, found: false, inConversation: true)
         #expect(abs(spin.credit - (before - 20e-6)) < 1e-12)
-        spin.spun(for: 4e-6, found: true)
+        spin.spun(for: 4e-6, found: true, inConversation: true)
         #expect(abs(spin.credit - (before - 20e-6 - 4e-6 + IdleSpin.parkCost)) < 1e-12)
+    }
+
+    @Test func outsideAConversationASuccessfulSpinOnlyPaysUntilItsBacklogIsKnown() {
+        var spin = IdleSpin()
+        for _ in 0..<3 { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        let before = spin.credit
+        spin.spun(for: 3e-6, found: true, inConversation: false)
+        #expect(abs(spin.credit - (before - 3e-6)) < 1e-12)
+        // One message found: a sparse stream; the spin bought nothing.
+        spin.slept(gap: 0, inConversation: false, backlog: false)
+        #expect(abs(spin.credit - (before - 3e-6)) < 1e-12)
+        // A queue found: a burst; it saved a park.
+        spin.spun(for: 1e-6, found: true, inConversation: false)
+        spin.slept(gap: 0, inConversation: false, backlog: true)
+        #expect(abs(spin.credit - (before - 4e-6 + IdleSpin.parkCost)) < 1e-12)
     }
 
     @Test func spinsThatKeepFailingSpendTheCreditAndStop() {
         var spin = IdleSpin()
-        for _ in 0..<5 { spin.slept(gap: 0, inConversation: true) }
+        for _ in 0..<5 { spin.slept(gap: 0, inConversation: true, backlog: false) }
         var spins = 0
         while spin.allowance > 0 {
-            spin.spun(for: spin.allowance, found: false)
+            spin.spun(for: spin.allowance, found: false, inConversation: false)
             spins += 1
             #expect(spins < 10)
         }

@@ -8,24 +8,25 @@
 /// once per message. When work is sparse every spin is CPU burnt for nothing.
 ///
 /// The rule is a budget, kept in seconds of spinning (``credit``): spinning is allowed only while
-/// there is credit, for at most ``limit`` and never more than the credit. A spin that ends with work
-/// earns ``parkCost`` (the park it saved) and pays for the time it took; a spin that fails pays for
-/// its whole length. A park after which work came sooner than ``limit`` earns too, because a spin
-/// would have saved it, and how much depends on who the work came from:
+/// there is credit, for at most ``limit`` and never more than the credit. A spin pays for the time
+/// it took; one that ends with work earns ``parkCost`` (the park it saved) on the same terms as a
+/// park after which work came: whether either earns depends on who the work came from:
 ///
 /// - In a conversation (the thread's last work answered someone who will probably answer back: a
 ///   Swift task's job, a synchronous call, a message sent to another loop or process, or the
 ///   thread is itself waiting for an answer) it earns the whole ``parkCost``. The answer comes
 ///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
 ///   an exchange off the scheduler: that is latency saved, worth the CPU.
-/// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns what a
-///   spin would have saved net of its own length, `parkCost − gap`: a stream whose messages come
-///   10 µs or more after the thread ran dry earns nothing, so a steady sparse stream never buys a
-///   spin, while a burst (gaps of a microsecond) still earns almost all of it.
+/// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns only when
+///   the wake-up found a backlog: more than one message handled before the thread ran dry again,
+///   i.e. work arriving faster than the thread wakes. A steady sparse stream finds one message per
+///   wake-up and never buys a spin, however soon after the thread ran dry its next message comes
+///   (on a VM whose idle vCPU takes 40 µs to wake, a stream every 50 µs arrives a few microseconds
+///   after; by gap alone that looks like a burst), while a burst finds a queue.
 ///
 /// So the CPU spent on spins that fail is bounded by the parks that spins saved or would have
 /// saved; at steady sparse rates (a message every 50 µs or more) there is no credit and the thread
-/// sleeps at once, and a burst starts spinning after its first short gap.
+/// sleeps at once, and a burst starts spinning once a wake-up finds a queue.
 ///
 /// Thread-safety: a value type, owned by one thread.
 struct IdleSpin {
@@ -45,17 +46,21 @@ struct IdleSpin {
     /// How long to spin now (0: sleep at once).
     var allowance: Double { min(Self.limit, credit) }
 
-    /// Records a spin that lasted `seconds` and found work (`found`) or not.
-    mutating func spun(for seconds: Double, found: Bool) {
-        credit = min(Self.maxCredit, max(0, credit - seconds + (found ? Self.parkCost : 0)))
+    /// Records a spin that lasted `seconds` and found work (`found`) or not. In a conversation a
+    /// spin that found work earns the park it saved at once; otherwise whether it saved one depends
+    /// on the backlog it found, which the caller reports afterwards as a wait with no gap
+    /// (``slept(gap:inConversation:backlog:)``).
+    mutating func spun(for seconds: Double, found: Bool, inConversation: Bool) {
+        let earned = found && inConversation ? Self.parkCost : 0
+        credit = min(Self.maxCredit, max(0, credit - seconds + earned))
     }
 
     /// Records a sleep after which work came `gap` seconds after the thread ran out of it (not
     /// counting its own wake-up); `.infinity` when it woke for something else. `inConversation`:
-    /// the thread's work before the sleep answered someone (see above).
-    mutating func slept(gap: Double, inConversation: Bool) {
-        guard gap < Self.limit else { return }
-        let earned = inConversation ? Self.parkCost : max(0, Self.parkCost - gap)
-        credit = min(Self.maxCredit, credit + earned)
+    /// the thread's work before the sleep answered someone; `backlog`: the wake-up found more than
+    /// one message to handle (see above).
+    mutating func slept(gap: Double, inConversation: Bool, backlog: Bool) {
+        guard inConversation ? gap < Self.limit : backlog else { return }
+        credit = min(Self.maxCredit, credit + Self.parkCost)
     }
 }

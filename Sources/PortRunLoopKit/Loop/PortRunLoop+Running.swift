@@ -216,13 +216,15 @@ extension PortRunLoop {
             return inbox.stopRequestEpoch != 0 && inbox.stopRequestEpoch == runEpoch
         }
         if stop { stopInnermostUserRun() }
-        // The first collect after a sleep a producer ended: account for the wake-up here, under
-        // the lock this takes anyway, rather than with a lock of its own on waking.
+        // The first collect after a sleep a producer ended: the ring's time is read here, under
+        // the lock this takes anyway, rather than with a lock of its own on waking. The wake-up is
+        // accounted for when the loop next runs dry, when its backlog is known.
         if let parked = parkedAt {
             parkedAt = nil
             // A private run is a blocking call waiting for its answer: a conversation by definition.
             let conversing = inConversation || frames[frames.count - 1].isPrivate
-            idleSpin.slept(gap: rangAt.map { $0 - parked } ?? .infinity, inConversation: conversing)
+            wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, conversing)
+            handledSinceWake = 0
             inConversation = false // what was sent has bought its one park's worth
         }
     }
@@ -252,9 +254,15 @@ extension PortRunLoop {
             return
         }
         var idleStart = now
+        if let wake = wakeToAccount {
+            wakeToAccount = nil
+            idleSpin.slept(gap: wake.gap, inConversation: wake.inConversation, backlog: handledSinceWake > 1)
+        }
+        // A private run is a blocking call waiting for its answer: a conversation by definition.
+        let conversing = inConversation || frames[frames.count - 1].isPrivate
         let allowance = idleSpin.allowance
         if allowance > 0 {
-            if spinForWork(from: idleStart, for: allowance, until: wake) { return }
+            if spinForWork(from: idleStart, for: allowance, until: wake, inConversation: conversing) { return }
             idleStart = System.monotonicSeconds()
         }
         // `parked` still set from the last sleep, and no producer since (one that took the ring
@@ -319,28 +327,38 @@ extension PortRunLoop {
     /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
     /// ``workHint`` is read without the inbox lock: a stale answer only means one more turn, or a
     /// park that the lock-held check in ``waitForEvents(until:now:)`` then refuses.
-    private func spinForWork(from start: Double, for allowance: Double, until wake: Double) -> Bool {
+    private func spinForWork(from start: Double, for allowance: Double, until wake: Double, inConversation: Bool) -> Bool {
         let end = min(start + allowance, wake)
         var nextPoll = start + IdleSpin.pollInterval
         while true {
             sched_yield()
             let now = System.monotonicSeconds()
             if workHint.pointee.load(ordering: .acquiring) {
-                idleSpin.spun(for: now - start, found: true)
+                spinFound(after: now - start, inConversation: inConversation)
                 return true
             }
             if now >= wake || now >= end {
-                idleSpin.spun(for: now - start, found: false)
+                idleSpin.spun(for: now - start, found: false, inConversation: inConversation)
                 return now >= wake
             }
             if now >= nextPoll {
                 base.runOnce(blocking: false)
                 if !readyFileDescriptors.isEmpty {
-                    idleSpin.spun(for: now - start, found: true)
+                    spinFound(after: now - start, inConversation: inConversation)
                     return true
                 }
                 nextPoll = now + IdleSpin.pollInterval
             }
+        }
+    }
+
+    /// A spin found work after `seconds`: pays for it, and unless in a conversation leaves the
+    /// earning to the backlog found (accounted for when the loop next runs dry).
+    private func spinFound(after seconds: Double, inConversation: Bool) {
+        idleSpin.spun(for: seconds, found: true, inConversation: inConversation)
+        if !inConversation {
+            wakeToAccount = (0, false)
+            handledSinceWake = 0
         }
     }
 }

@@ -112,9 +112,14 @@ public final class PortRunLoop: @unchecked Sendable {
     /// ended (the answer itself, often: a reply read from a socket) leaves it set.
     @exclusivity(unchecked) var inConversation = false
     /// When the loop last parked, until a producer's ring has ended the sleep and the loop's next
-    /// collect has accounted for it in ``idleSpin`` (nothing runs in between, so ``inConversation``
-    /// and the innermost run are then as they were at the park).
+    /// collect has turned it into ``wakeToAccount`` (nothing runs in between, so
+    /// ``inConversation`` and the innermost run are then as they were at the park).
     @exclusivity(unchecked) var parkedAt: Double?
+    /// A ring-ended sleep not yet accounted for in ``idleSpin``: accounted for when the loop next
+    /// runs dry, once ``handledSinceWake`` tells whether the wake-up found a backlog.
+    @exclusivity(unchecked) var wakeToAccount: (gap: Double, inConversation: Bool)?
+    /// Queued items and port messages taken for handling since ``wakeToAccount`` was set.
+    @exclusivity(unchecked) var handledSinceWake = 0
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.

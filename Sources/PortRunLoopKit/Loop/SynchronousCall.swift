@@ -83,12 +83,12 @@ final class WaitSpin {
         let end = min(start + allowance, deadline)
         while true {
             if done() {
-                idleSpin.spun(for: System.monotonicSeconds() - start, found: true)
+                idleSpin.spun(for: System.monotonicSeconds() - start, found: true, inConversation: true)
                 return true
             }
             let now = System.monotonicSeconds()
             if now >= end {
-                idleSpin.spun(for: now - start, found: false)
+                idleSpin.spun(for: now - start, found: false, inConversation: true)
                 return false
             }
             sched_yield()
@@ -97,7 +97,7 @@ final class WaitSpin {
 
     /// Records how soon a call that this thread slept for was answered (`.infinity`: it was not);
     /// waiting for an answer is a conversation (``IdleSpin``).
-    func record(answeredAfter seconds: Double) { idleSpin.slept(gap: seconds, inConversation: true) }
+    func record(answeredAfter seconds: Double) { idleSpin.slept(gap: seconds, inConversation: true, backlog: false) }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
