@@ -55,7 +55,9 @@ import Testing
         #expect(seen["valid after"] == false)
     }
 
-    @Test func invalidatingTheReplyPortEndsTheReplies() throws {
+    /// Whether the handler lets go of the invalidated port (the reply then goes over the route) or
+    /// keeps it (the reply then goes through the port): either way nothing is sent.
+    @Test(arguments: [false, true]) func invalidatingTheReplyPortEndsTheReplies(keepingThePort: Bool) throws {
         let directory = NameDirectory()
         defer { directory.remove() }
         let answerer = try RunLoopThread(name: "answerer")
@@ -63,9 +65,12 @@ import Testing
         let seen = Seen()
         let port = MessagePort(queueLimit: 4)
         port.setHandler { message in
-            message.replyPort?.invalidate()
+            let kept = keepingThePort ? message.replyPort : nil
+            if let kept { kept.invalidate() } else { message.replyPort?.invalidate() }
             seen.record("replied", message.reply(msgid: 1, before: Date(timeIntervalSinceNow: 5)))
+            seen.record("sent on the port", kept?.send(before: Date(timeIntervalSinceNow: 5), msgid: 2) ?? false)
             seen.record("valid", message.replyPort?.isValid ?? true)
+            withExtendedLifetime(kept) {}
         }
         answerer.loop.add(port, forMode: .common)
         let published = try directory.registry.publish(port, as: "invalidated-reply", on: answerer.loop)
@@ -78,6 +83,7 @@ import Testing
         }
         try answerer.loop.performAndWait {}
         #expect(seen["replied"] == false)
+        #expect(seen["sent on the port"] == false)
         #expect(seen["valid"] == false)
     }
 

@@ -39,6 +39,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
               descriptors: [Int32]) -> Bool {
         precondition(replyPort == nil, "MessagePort.send(before:msgid:components:from:): a reply to another process cannot carry a reply port")
+        guard !invalidated.load(ordering: .acquiring) else { return false }
         let size = CrossProcessFrame.encodedSize(of: components)
         let limit = connection.publication.options.maximumMessageSize
         guard size <= limit else {
@@ -84,7 +85,6 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
                 : port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
         }
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")
-        guard !invalidated.load(ordering: .acquiring) else { return false }
         return send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: nil,
                     descriptors: descriptors)
     }
