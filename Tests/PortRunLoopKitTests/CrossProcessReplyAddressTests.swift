@@ -15,14 +15,38 @@ import Testing
         subscript(key: String) -> Bool? { values.withLock { $0[key] } }
     }
 
-    @Test func replyPortIsMadeOnceAndAnswersTheRequest() throws {
+    /// A port published on a thread of its own with `handler`, and a remote port for it (read by
+    /// `readingOn`, if given).
+    struct Exchange {
         let directory = NameDirectory()
-        defer { directory.remove() }
-        let answerer = try RunLoopThread(name: "answerer")
-        defer { answerer.stop() }
+        let answerer: RunLoopThread
+        let published: PublishedMessagePort
+        let remote: MessagePort
+
+        init(_ name: String, queueLimit: Int = 4, readingOn loop: PortRunLoop? = nil,
+             handler: @escaping @Sendable (MessagePort.Message) -> Void) throws {
+            answerer = try RunLoopThread(name: "answerer")
+            let port = MessagePort(queueLimit: queueLimit)
+            port.setHandler(handler)
+            answerer.loop.add(port, forMode: .common)
+            published = try directory.registry.publish(port, as: name, on: answerer.loop)
+            remote = try directory.registry.remotePort(named: name, readingOn: loop)
+        }
+
+        /// Waits until the handler that ran last has returned (its records were all made).
+        func handlerReturned() throws { try answerer.loop.performAndWait {} }
+
+        func end() {
+            remote.invalidate()
+            published.unpublish()
+            answerer.stop()
+            directory.remove()
+        }
+    }
+
+    @Test func replyPortIsMadeOnceAndAnswersTheRequest() throws {
         let seen = Seen()
-        let port = MessagePort(queueLimit: 4)
-        port.setHandler { message in
+        let exchange = try Exchange("made-once") { message in
             guard let first = message.replyPort else { return seen.record("has port", false) }
             seen.record("has port", true)
             seen.record("same port", message.replyPort === first)
@@ -34,18 +58,13 @@ import Testing
             seen.record("second reply refused", !message.reply(msgid: 0, before: Date(timeIntervalSinceNow: 5)))
             seen.record("valid after", first.isValid)
         }
-        answerer.loop.add(port, forMode: .common)
-        let published = try directory.registry.publish(port, as: "made-once", on: answerer.loop)
-        defer { published.unpublish() }
-        let remote = try directory.registry.remotePort(named: "made-once")
-        defer { remote.invalidate() }
+        defer { exchange.end() }
 
-        let reply = try remote.sendRequest(msgid: 41, components: [Data("ask".utf8)], sendTimeout: .seconds(5),
-                                           receiveTimeout: .seconds(20))
+        let reply = try exchange.remote.sendRequest(msgid: 41, components: [Data("ask".utf8)], sendTimeout: .seconds(5),
+                                                    receiveTimeout: .seconds(20))
         #expect(reply.msgid == 42)
         #expect(reply.components == [Data("ask".utf8)])
-        // The handler has finished: its records were made before the reply left.
-        try answerer.loop.performAndWait {}
+        try exchange.handlerReturned()
         #expect(seen["has port"] == true)
         #expect(seen["same port"] == true)
         #expect(seen["valid before"] == true)
@@ -58,13 +77,8 @@ import Testing
     /// Whether the handler lets go of the invalidated port (the reply then goes over the route) or
     /// keeps it (the reply then goes through the port): either way nothing is sent.
     @Test(arguments: [false, true]) func invalidatingTheReplyPortEndsTheReplies(keepingThePort: Bool) throws {
-        let directory = NameDirectory()
-        defer { directory.remove() }
-        let answerer = try RunLoopThread(name: "answerer")
-        defer { answerer.stop() }
         let seen = Seen()
-        let port = MessagePort(queueLimit: 4)
-        port.setHandler { message in
+        let exchange = try Exchange("invalidated-reply") { message in
             let kept = keepingThePort ? message.replyPort : nil
             if let kept { kept.invalidate() } else { message.replyPort?.invalidate() }
             seen.record("replied", message.reply(msgid: 1, before: Date(timeIntervalSinceNow: 5)))
@@ -72,38 +86,20 @@ import Testing
             seen.record("valid", message.replyPort?.isValid ?? true)
             withExtendedLifetime(kept) {}
         }
-        answerer.loop.add(port, forMode: .common)
-        let published = try directory.registry.publish(port, as: "invalidated-reply", on: answerer.loop)
-        defer { published.unpublish() }
-        let remote = try directory.registry.remotePort(named: "invalidated-reply")
-        defer { remote.invalidate() }
+        defer { exchange.end() }
 
         #expect(throws: CrossProcessPortError.receiveTimedOut) {
-            _ = try remote.sendRequest(msgid: 1, sendTimeout: .seconds(5), receiveTimeout: .milliseconds(300))
+            _ = try exchange.remote.sendRequest(msgid: 1, sendTimeout: .seconds(5), receiveTimeout: .milliseconds(300))
         }
-        try answerer.loop.performAndWait {}
+        try exchange.handlerReturned()
         #expect(seen["replied"] == false)
         #expect(seen["sent on the port"] == false)
         #expect(seen["valid"] == false)
     }
 
     @Test func replyWithoutAPortAnswersEveryMessageOnItsRoute() throws {
-        let directory = NameDirectory()
-        defer { directory.remove() }
-        let answerer = try RunLoopThread(name: "answerer")
-        defer { answerer.stop() }
         let client = try RunLoopThread(name: "client")
         defer { client.stop() }
-        let port = MessagePort(queueLimit: 64)
-        // A reply port named with `from:` takes any number of messages: two answers per message.
-        port.setHandler { message in
-            message.reply(msgid: message.msgid * 10, before: Date(timeIntervalSinceNow: 5))
-            message.reply(msgid: message.msgid * 10 + 1, before: Date(timeIntervalSinceNow: 5))
-        }
-        answerer.loop.add(port, forMode: .common)
-        let published = try directory.registry.publish(port, as: "routed", on: answerer.loop)
-        defer { published.unpublish() }
-
         let answers = Mutex<[UInt32]>([])
         let done = DispatchSemaphore(value: 0)
         let replyPort = MessagePort(queueLimit: 64)
@@ -112,10 +108,15 @@ import Testing
             if count == 6 { done.signal() }
         }
         client.loop.add(replyPort, forMode: .default)
-        let remote = try directory.registry.remotePort(named: "routed", readingOn: client.loop)
-        defer { remote.invalidate() }
+        // A reply port named with `from:` takes any number of messages: two answers per message.
+        let exchange = try Exchange("routed", queueLimit: 64, readingOn: client.loop) { message in
+            message.reply(msgid: message.msgid * 10, before: Date(timeIntervalSinceNow: 5))
+            message.reply(msgid: message.msgid * 10 + 1, before: Date(timeIntervalSinceNow: 5))
+        }
+        defer { exchange.end() }
+
         for msgid in UInt32(1)...3 {
-            #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid, from: replyPort))
+            #expect(exchange.remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid, from: replyPort))
         }
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(answers.withLock { $0 } == [10, 11, 20, 21, 30, 31])
