@@ -6,6 +6,13 @@ import Testing
 /// wake-up found a backlog (a burst): a steady sparse stream never buys a spin, however soon after
 /// the thread ran dry its next message comes, while a burst and a request/reply exchange do.
 @Suite struct IdleSpinTests {
+    /// A budget that has earned `parks` parks' worth in a conversation.
+    private func funded(parks: Int) -> IdleSpin {
+        var spin = IdleSpin()
+        for _ in 0..<parks { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        return spin
+    }
+
     @Test func aFreshBudgetDoesNotSpin() {
         #expect(IdleSpin().allowance == 0)
     }
@@ -39,15 +46,13 @@ import Testing
     }
 
     @Test func theCreditIsCappedAndASpinIsNeverLongerThanTheLimit() {
-        var spin = IdleSpin()
-        for _ in 0..<100 { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        let spin = funded(parks: 100)
         #expect(spin.credit == IdleSpin.maxCredit)
         #expect(spin.allowance == IdleSpin.limit)
     }
 
     @Test func aFailedSpinPaysItsWholeLengthAndASuccessfulOneInAConversationEarnsTheParkItSaved() {
-        var spin = IdleSpin()
-        for _ in 0..<3 { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        var spin = funded(parks: 3)
         let before = spin.credit
         spin.spun(for: 20e-6, found: false, inConversation: true)
         #expect(abs(spin.credit - (before - 20e-6)) < 1e-12)
@@ -56,8 +61,7 @@ import Testing
     }
 
     @Test func outsideAConversationASuccessfulSpinOnlyPaysUntilItsBacklogIsKnown() {
-        var spin = IdleSpin()
-        for _ in 0..<3 { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        var spin = funded(parks: 3)
         let before = spin.credit
         spin.spun(for: 3e-6, found: true, inConversation: false)
         #expect(abs(spin.credit - (before - 3e-6)) < 1e-12)
@@ -71,8 +75,7 @@ import Testing
     }
 
     @Test func spinsThatKeepFailingSpendTheCreditAndStop() {
-        var spin = IdleSpin()
-        for _ in 0..<5 { spin.slept(gap: 0, inConversation: true, backlog: false) }
+        var spin = funded(parks: 5)
         var spins = 0
         while spin.allowance > 0 {
             spin.spun(for: spin.allowance, found: false, inConversation: false)

@@ -81,8 +81,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     /// send in its statistics), else directly. False once that port was invalidated.
     func reply(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
         if let port = madePort.withLock({ $0.port }) {
-            return descriptors.isEmpty ? port.send(before: date, msgid: msgid, components: components)
-                : port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
+            return port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
         }
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")
         return send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: nil,

@@ -124,11 +124,7 @@ extension MessagePort.Message {
     /// Thread-safety: any thread.
     @discardableResult
     public func reply(msgid: UInt32 = 0, components: [Data] = [], before date: Date) -> Bool {
-        switch replyAddress {
-        case .none: false
-        case .port(let port): port.send(before: date, msgid: msgid, components: components)
-        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: [])
-        }
+        replyAddress?.send(before: date, msgid: msgid, components: components, descriptors: []) ?? false
     }
 
     /// ``reply(msgid:components:before:)`` carrying file descriptors; the caller keeps its own
@@ -137,10 +133,6 @@ extension MessagePort.Message {
     /// Thread-safety: any thread.
     @discardableResult
     public func reply(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], before date: Date) -> Bool {
-        switch replyAddress {
-        case .none: false
-        case .port(let port): port.send(before: date, msgid: msgid, components: components, fileDescriptors: fileDescriptors)
-        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: fileDescriptors)
-        }
+        replyAddress?.send(before: date, msgid: msgid, components: components, descriptors: fileDescriptors) ?? false
     }
 }

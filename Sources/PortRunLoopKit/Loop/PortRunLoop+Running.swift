@@ -221,9 +221,7 @@ extension PortRunLoop {
         // accounted for when the loop next runs dry, when its backlog is known.
         if let parked = parkedAt {
             parkedAt = nil
-            // A private run is a blocking call waiting for its answer: a conversation by definition.
-            let conversing = inConversation || frames[frames.count - 1].isPrivate
-            wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, conversing)
+            wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, isConversing)
             handledSinceWake = 0
             inConversation = false // what was sent has bought its one park's worth
         }
@@ -258,11 +256,9 @@ extension PortRunLoop {
             wakeToAccount = nil
             idleSpin.slept(gap: wake.gap, inConversation: wake.inConversation, backlog: handledSinceWake > 1)
         }
-        // A private run is a blocking call waiting for its answer: a conversation by definition.
-        let conversing = inConversation || frames[frames.count - 1].isPrivate
         let allowance = idleSpin.allowance
         if allowance > 0 {
-            if spinForWork(from: idleStart, for: allowance, until: wake, inConversation: conversing) { return }
+            if spinForWork(from: idleStart, for: allowance, until: wake, inConversation: isConversing) { return }
             idleStart = System.monotonicSeconds()
         }
         // `parked` still set from the last sleep, and no producer since (one that took the ring

@@ -106,11 +106,16 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var idleSpin = IdleSpin()
     /// Whether the loop's work answered someone who will probably answer back: it ran a Swift
     /// task's job or a synchronous call, or this thread sent a message to another loop or process
-    /// (``noteMessageSentFromCurrentThread()``). Decides what a short idle gap earns ``idleSpin``
-    /// (``IdleSpin/slept(gap:inConversation:)``). Cleared once a producer's ring has ended a sleep
-    /// begun with it set (each answer buys at most one park's worth); a sleep an fd or a timer
-    /// ended (the answer itself, often: a reply read from a socket) leaves it set.
+    /// (``noteMessageSentFromCurrentThread()``). Part of ``isConversing``, which decides on what
+    /// terms a wake-up or a spin earns ``idleSpin`` credit (``IdleSpin``). Cleared once a
+    /// producer's ring has ended a sleep begun with it set (each answer buys at most one park's
+    /// worth); a sleep an fd or a timer ended (the answer itself, often: a reply read from a
+    /// socket) leaves it set.
     @exclusivity(unchecked) var inConversation = false
+    /// The loop is in a conversation (``IdleSpin``): its work answered someone
+    /// (``inConversation``), or its innermost run is private, a blocking call waiting for its
+    /// answer.
+    var isConversing: Bool { inConversation || frames[frames.count - 1].isPrivate }
     /// When the loop last parked, until a producer's ring has ended the sleep and the loop's next
     /// collect has turned it into ``wakeToAccount`` (nothing runs in between, so
     /// ``inConversation`` and the innermost run are then as they were at the park).

@@ -24,4 +24,13 @@ enum ReplyAddress: Sendable {
         case .inbound(let route): route.port
         }
     }
+
+    /// Sends a reply (``MessagePort/Message/reply(msgid:components:fileDescriptors:before:)``):
+    /// to the port, or over the route without making a port for it.
+    func send(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
+        switch self {
+        case .port(let port): port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
+        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: descriptors)
+        }
+    }
 }
