@@ -16,7 +16,8 @@ extension RedisTransport: RedisConnectionOwner {
         guard !isClosed, state.publisher == nil, state.subscriber == nil else { return }
         state.reconnectTimer = nil
         state.subscriberSetUp = false
-        let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes)
+        let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes,
+                                        readsRepliesInBatches: true)
         let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes)
         publisher.owner = self
         subscriber.owner = self
@@ -139,7 +140,12 @@ extension RedisTransport: RedisConnectionOwner {
     /// hiredis' read returned: what it decoded is delivered now when the loop runs a common mode
     /// (a short round trip: no queued block in between), or from a queued block otherwise (a
     /// caller waiting on the loop's thread for the server, in the private mode, gets nothing).
+    /// The publisher's replies waiting below its low-water mark are read here, after each read of
+    /// the subscriber (see ``RedisConnection``): a post's round trip wakes the loop for the answer
+    /// only.
     func connectionFinishedReading(_ connection: RedisConnection) {
+        let state = loopState
+        if connection === state.subscriber { state.publisher?.readWaitingReplies() }
         countConfirmed()
         guard !loopState.inbox.isEmpty else { return }
         if loop.currentMode != Self.waitMode {
@@ -168,6 +174,7 @@ extension RedisTransport: RedisConnectionOwner {
             // A flush's PING: every PUBLISH sent before it has been answered (and is counted).
             countConfirmed()
             if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
+            if loopState.flushWaiters.isEmpty { connection.setRepliesWanted(false) }
             return
         }
         if reply.type == REDIS_REPLY_ERROR {

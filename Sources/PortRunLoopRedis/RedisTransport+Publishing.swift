@@ -91,6 +91,8 @@ extension RedisTransport {
                 return
             }
             state.flushWaiters.append(waiter)
+            // The PING's reply must wake the loop, not wait below the low-water mark for company.
+            publisher.setRepliesWanted(true)
         }
         guard queued else { throw .disconnected }
         switch waiter.wait(on: loop, timeout: timeout) {

@@ -7,7 +7,10 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
     ///
     /// Thread-safety: a value type.
     public var published = 0
-    /// PUBLISH commands the server answered.
+    /// PUBLISH commands the server answered, counted when the answer is read: the publishing
+    /// connection reads answers in batches (with the subscribed connection's reads, at each tick
+    /// of the command timeout's watchdog, and at once for `flushRedisPosts(timeout:)`),
+    /// so a count may lag the server by up to a quarter of ``RedisEndpoint/commandTimeout``.
     ///
     /// Thread-safety: a value type.
     public var publishConfirmed = 0

@@ -29,6 +29,18 @@ protocol RedisConnectionOwner: AnyObject {
 /// a connection is freed (``drop(_:)``) only from a timer or a queued block, never from inside a
 /// hiredis callback (hiredis 0.14 would defer it; we keep the rule simple instead).
 ///
+/// **Replies read in batches** (``readsRepliesInBatches``, the publishing connection): the server
+/// answers every `PUBLISH` with a few bytes (`:1\r\n`) that only count it as confirmed. Read as
+/// they come, each reply would wake the loop on its own: a post's round trip (a post, then the
+/// answer from another process) woke the loop twice, once for the reply and once for the answer.
+/// So the socket's receive low-water mark (`SO_RCVLOWAT`) is set to ``replyBatchBytes``: epoll
+/// reports the socket readable only once that many bytes wait, or at the end of the stream or an
+/// error, which it reports whatever the mark. Replies below the mark are read without a wake of
+/// their own: when the owner reads its other connection to the same server (``readWaitingReplies()``),
+/// when the watchdog ticks (before it judges), and, while a flush waits for its `PING`, at once
+/// (the mark is 1 then, ``setRepliesWanted(_:)``). At most ``replyBatchBytes`` of replies, a few
+/// hundred commands, wait unread; the watchdog's period bounds how late one is counted.
+///
 /// Thread-safety: `@unchecked Sendable` only so that the loop's blocks, timers and fd sources can
 /// capture it: every member is read and written on the loop's thread only (those blocks run there).
 final class RedisConnection: @unchecked Sendable {
@@ -39,7 +51,14 @@ final class RedisConnection: @unchecked Sendable {
     /// The loop modes its sources, timers and queued blocks run in (the common modes and the
     /// transport's private waiting mode).
     let modes: [RunLoop.Mode]
+    /// Replies are left below the socket's low-water mark until read on another occasion (see the
+    /// type's notes).
+    let readsRepliesInBatches: Bool
     weak var owner: (any RedisConnectionOwner)?
+
+    /// The receive low-water mark of a connection whose replies are read in batches: ~250 `PUBLISH`
+    /// replies.
+    static let replyBatchBytes: Int32 = 1024
 
     /// The hiredis context while it exists (nil before ``open()`` and after its cleanup hook).
     private(set) var context: UnsafeMutablePointer<redisAsyncContext>?
@@ -66,12 +85,14 @@ final class RedisConnection: @unchecked Sendable {
     /// When the connection last showed progress with replies awaited (a reply, or the first send).
     private var lastProgress = ContinuousClock.now
 
-    init(loop: PortRunLoop, endpoint: RedisEndpoint, label: String, logger: Logger, modes: [RunLoop.Mode]) {
+    init(loop: PortRunLoop, endpoint: RedisEndpoint, label: String, logger: Logger, modes: [RunLoop.Mode],
+         readsRepliesInBatches: Bool = false) {
         self.loop = loop
         self.endpoint = endpoint
         self.label = label
         self.logger = logger
         self.modes = modes
+        self.readsRepliesInBatches = readsRepliesInBatches
     }
 
     // MARK: Opening
@@ -116,6 +137,7 @@ final class RedisConnection: @unchecked Sendable {
         }
         isOpen = true
         setsockoptNoDelay(context.pointee.c.fd)
+        if readsRepliesInBatches { setReceiveLowWater(context.pointee.c.fd, Self.replyBatchBytes) }
         startWatchdog()
         later { connection in
             guard connection.context != nil else { return }
@@ -184,6 +206,23 @@ final class RedisConnection: @unchecked Sendable {
         lastProgress = .now
     }
 
+    /// Reads the replies waiting below the low-water mark now (loop thread, outside hiredis), as a
+    /// readiness of the socket would, but without telling the owner: the caller is itself in the
+    /// middle of handling a read. Nothing happens when no reply is awaited.
+    func readWaitingReplies() {
+        guard readsRepliesInBatches, awaitingReplies > 0, let context, !isInsideHiredis else { return }
+        isInsideHiredis = true
+        redisAsyncHandleRead(context)
+        isInsideHiredis = false
+    }
+
+    /// While `wanted`, every reply wakes the loop as it comes (the low-water mark is 1): a caller
+    /// waits for one. Back to batches when not.
+    func setRepliesWanted(_ wanted: Bool) {
+        guard readsRepliesInBatches, isOpen, let context else { return }
+        setReceiveLowWater(context.pointee.c.fd, wanted ? 1 : Self.replyBatchBytes)
+    }
+
     /// Sends one command already in RESP form (loop thread; counted for the watchdog). Returns
     /// false when hiredis refused it.
     func send(formatted command: PendingPublish) -> Bool {
@@ -241,6 +280,12 @@ final class RedisConnection: @unchecked Sendable {
         let period = max(endpoint.commandTimeout.seconds / 4, 0.01)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: period), interval: period, repeats: true) { [weak self] _ in
             guard let self, self.awaitingReplies > 0 else { return }
+            if self.readsRepliesInBatches {
+                // Replies below the low-water mark are progress too: read them before judging.
+                self.readWaitingReplies()
+                self.owner?.connectionFinishedReading(self)
+                guard self.context != nil, self.awaitingReplies > 0 else { return }
+            }
             if ContinuousClock.now - self.lastProgress > self.endpoint.commandTimeout {
                 self.drop("no reply within \(self.endpoint.commandTimeout)")
             }
@@ -289,6 +334,14 @@ private func withArgumentPointers<R>(_ arguments: [[UInt8]], _ index: Int, _ poi
 
 /// What an empty argument points at (hiredis reads no byte of it).
 private let emptyArgument: StaticString = ""
+
+/// The socket's receive low-water mark (`setsockopt(SO_RCVLOWAT)`); on TCP, epoll reports the
+/// socket readable only once that many bytes wait (or at the end of the stream, or an error).
+/// A refusal only costs wake-ups, so it is not an error.
+private func setReceiveLowWater(_ fd: Int32, _ bytes: Int32) {
+    var value = bytes
+    _ = setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &value, socklen_t(MemoryLayout<Int32>.size))
+}
 
 /// Low latency for small notifications (PUBLISH is one small write).
 private func setsockoptNoDelay(_ fd: Int32) {
