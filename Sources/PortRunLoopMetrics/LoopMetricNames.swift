@@ -57,6 +57,11 @@ public enum LoopMetricNames {
     ///
     /// Thread-safety: immutable.
     public static let eventDeletes = "portrunloop_event_deletes"
+    /// Counter: `timerfd_settime` calls setting the loop's wake-up timer
+    /// (``PortRunLoopKit/LoopMetrics/wakeTimerSets``).
+    ///
+    /// Thread-safety: immutable.
+    public static let wakeTimerSets = "portrunloop_wake_timer_sets"
 
     /// Gauge: entries waiting in the loop's notification queue when sampled.
     ///

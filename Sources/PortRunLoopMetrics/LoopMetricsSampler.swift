@@ -14,7 +14,8 @@ import PortRunLoopKit
 /// ``PortRunLoopKit/LoopMetrics/performsRun``; no message of the application is timed.
 ///
 /// Loop counters: ``LoopMetricNames/wakeSignals``, ``LoopMetricNames/sleeps``,
-/// ``LoopMetricNames/workDiscarded``, ``LoopMetricNames/eventAdds``, ``LoopMetricNames/eventDeletes``.
+/// ``LoopMetricNames/workDiscarded``, ``LoopMetricNames/eventAdds``, ``LoopMetricNames/eventDeletes``,
+/// ``LoopMetricNames/wakeTimerSets``.
 /// Queue gauges: ``LoopMetricNames/queueDepth``, ``LoopMetricNames/queueHighWaterMark``; queue
 /// counters: ``LoopMetricNames/queueEnqueued``, ``LoopMetricNames/queueDelivered``,
 /// ``LoopMetricNames/queueCoalesced``, ``LoopMetricNames/queueDiscarded``. All carry

@@ -10,6 +10,7 @@ struct SampledLoopCounters: Sendable {
     let workDiscarded: Counter
     let eventAdds: Counter
     let eventDeletes: Counter
+    let wakeTimerSets: Counter
     let deliveryLatency: CoreMetrics.Timer
 
     init(dimensions: [(String, String)], factory: any MetricsFactory) {
@@ -18,6 +19,7 @@ struct SampledLoopCounters: Sendable {
         workDiscarded = Counter(label: LoopMetricNames.workDiscarded, dimensions: dimensions, factory: factory)
         eventAdds = Counter(label: LoopMetricNames.eventAdds, dimensions: dimensions, factory: factory)
         eventDeletes = Counter(label: LoopMetricNames.eventDeletes, dimensions: dimensions, factory: factory)
+        wakeTimerSets = Counter(label: LoopMetricNames.wakeTimerSets, dimensions: dimensions, factory: factory)
         deliveryLatency = CoreMetrics.Timer(label: LoopMetricNames.deliveryLatency, dimensions: dimensions, factory: factory)
     }
 
@@ -27,6 +29,7 @@ struct SampledLoopCounters: Sendable {
         add(delta.workDiscarded, to: workDiscarded)
         add(delta.eventAdds, to: eventAdds)
         add(delta.eventDeletes, to: eventDeletes)
+        add(delta.wakeTimerSets, to: wakeTimerSets)
     }
 }
 

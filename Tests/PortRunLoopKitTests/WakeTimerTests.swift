@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// The loop's wake timer: a loop asleep wakes at a timer's date or a run's deadline to well within
-/// a millisecond (not in whole, coarse-clock milliseconds), and a wake-up left set by a run that
-/// returned early never ends a later run.
+/// a millisecond (not in whole, coarse-clock milliseconds), a wake-up left set by a run that
+/// returned early never ends a later run, and a deadline that only moves later, run after run,
+/// does not set the timer (a system call) for every run.
 ///
 /// Lateness is taken as the minimum over several trials: one trial on an unloaded moment is
 /// enough to show the mechanism; a millisecond-granular wait is a millisecond late on every one.
@@ -93,6 +94,66 @@ import Glibc
             #expect(loop.run(mode: .default, before: .distantFuture))
             #expect(loop.metrics.sleeps >= sleepsBefore + 2)
             #expect(loop.metrics.fdEventsHandled >= 1)
+        }
+    }
+
+    /// Runs with a deadline 5 s ahead, each ended by an fd it handles (a request answered before its
+    /// receive timeout): the timer is set once, not once per run; then a run with an earlier
+    /// deadline sets it at once and ends on time.
+    @Test func aDeadlineThatOnlyMovesLaterSetsTheTimerOnceNotEveryRun() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        try onFreshThread { [ends] in
+            let loop = PortRunLoop.current
+            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
+                var byte: UInt8 = 0
+                _ = read(ends[0], &byte, 1)
+            }
+            defer { readable.cancel() }
+            let runs = 50
+            let before = loop.metrics
+            for _ in 0..<runs {
+                var byte: UInt8 = 1
+                _ = write(ends[1], &byte, 1)
+                #expect(loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true) == .handledSource)
+            }
+            let spent = loop.metrics.since(before)
+            #expect(spent.sleeps >= runs)             // every run went to sleep with its deadline
+            #expect(spent.wakeTimerSets == 1, "\(spent)")
+            let start = Date()
+            #expect(loop.run(mode: .default, timeout: 0.002, returnAfterSourceHandled: true) == .timedOut)
+            #expect(Date().timeIntervalSince(start) < 1)
+            #expect(loop.metrics.since(before).wakeTimerSets == 2)
+        }
+    }
+
+    /// A wake-up kept from an earlier run (more than 10 ms away when the later run slept) comes
+    /// while the later run still has time: the loop wakes early once, sets the timer for the real
+    /// deadline and sleeps again; the run ends at its own deadline, never earlier.
+    @Test func aKeptEarlierWakeUpWakesTheLoopOnceAndTheRunEndsAtItsOwnDeadline() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        try onFreshThread { [ends] in
+            let loop = PortRunLoop.current
+            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
+                var byte: UInt8 = 0
+                _ = read(ends[0], &byte, 1)
+            }
+            defer { readable.cancel() }
+            var byte: UInt8 = 1
+            _ = write(ends[1], &byte, 1)
+            // Sets the timer 200 ms ahead and returns at once (the fd is ready).
+            #expect(loop.run(mode: .default, timeout: 0.2, returnAfterSourceHandled: true) == .handledSource)
+            let before = loop.metrics
+            let start = Date()
+            #expect(loop.run(mode: .default, timeout: 0.4, returnAfterSourceHandled: true) == .timedOut)
+            let elapsed = Date().timeIntervalSince(start)
+            let spent = loop.metrics.since(before)
+            #expect(elapsed >= 0.4 - 1e-6, "ended \(elapsed) s into a 0.4 s run")
+            #expect(spent.sleeps >= 2, "\(spent)")            // woken at the kept time, asleep again
+            #expect(spent.wakeTimerSets == 1, "\(spent)")     // set then, for the run's own deadline
         }
     }
 }

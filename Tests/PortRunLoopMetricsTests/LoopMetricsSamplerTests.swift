@@ -38,6 +38,7 @@ import PortRunLoopTestSupport
         try check("portrunloop_work_discarded", \.workDiscarded)
         try check("portrunloop_event_adds", \.eventAdds)
         try check("portrunloop_event_deletes", \.eventDeletes)
+        try check("portrunloop_wake_timer_sets", \.wakeTimerSets)
         // No queue was given: no queue metrics.
         #expect(metrics.recorders.isEmpty)
     }

@@ -42,23 +42,29 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     /// Thread-safety: a value type.
     public var workDiscarded: Int
     /// `event_add` calls the loop made: arming fd sources (when they are registered, and when a run
-    /// of their modes re-arms one that fired in another mode) and its wake-up timer (when the time
-    /// of its next wake-up changed). Running a mode whose sources are already armed adds nothing.
+    /// of their modes re-arms one that fired in another mode). Running a mode whose sources are
+    /// already armed adds nothing.
     ///
     /// Thread-safety: a value type.
     public var eventAdds: Int
-    /// `event_del` calls the loop made (fd sources cancelled or suspended, the wake-up timer
-    /// disarmed).
+    /// `event_del` calls the loop made (fd sources cancelled or suspended).
     ///
     /// Thread-safety: a value type.
     public var eventDeletes: Int
+    /// Times the loop set its wake-up timer (`timerfd_settime`) before a sleep: only when its next
+    /// wake-up (the run's deadline or the mode's next timer) came earlier, or came within 10 ms
+    /// of the time set; a deadline that only moves later, request after request, sets it about
+    /// once per its own length.
+    ///
+    /// Thread-safety: a value type.
+    public var wakeTimerSets: Int
 
     /// Makes a snapshot from explicit values (for tests and for computing differences).
     ///
     /// Thread-safety: a value type.
     public init(wakeSignals: Int = 0, sleeps: Int = 0, performsRun: Int = 0, messagesDelivered: Int = 0,
                 timersFired: Int = 0, fdEventsHandled: Int = 0, workDiscarded: Int = 0,
-                eventAdds: Int = 0, eventDeletes: Int = 0) {
+                eventAdds: Int = 0, eventDeletes: Int = 0, wakeTimerSets: Int = 0) {
         self.wakeSignals = wakeSignals
         self.sleeps = sleeps
         self.performsRun = performsRun
@@ -68,6 +74,7 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
         self.workDiscarded = workDiscarded
         self.eventAdds = eventAdds
         self.eventDeletes = eventDeletes
+        self.wakeTimerSets = wakeTimerSets
     }
 
     /// The counts accumulated between `earlier` and this snapshot (field by field).
@@ -82,7 +89,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
                     fdEventsHandled: fdEventsHandled - earlier.fdEventsHandled,
                     workDiscarded: workDiscarded - earlier.workDiscarded,
                     eventAdds: eventAdds - earlier.eventAdds,
-                    eventDeletes: eventDeletes - earlier.eventDeletes)
+                    eventDeletes: eventDeletes - earlier.eventDeletes,
+                    wakeTimerSets: wakeTimerSets - earlier.wakeTimerSets)
     }
 
     /// One line with every counter, for logs.
@@ -92,7 +100,7 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
         "LoopMetrics(wakeSignals: \(wakeSignals), sleeps: \(sleeps), performsRun: \(performsRun), "
             + "messagesDelivered: \(messagesDelivered), timersFired: \(timersFired), "
             + "fdEventsHandled: \(fdEventsHandled), workDiscarded: \(workDiscarded), "
-            + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes))"
+            + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes), wakeTimerSets: \(wakeTimerSets))"
     }
 }
 
@@ -110,6 +118,7 @@ extension PortRunLoop {
                     fdEventsHandled: fdEventsHandled.value,
                     workDiscarded: workDiscarded.value,
                     eventAdds: base.adds.value,
-                    eventDeletes: base.deletes.value)
+                    eventDeletes: base.deletes.value,
+                    wakeTimerSets: wakeTimerSets.value)
     }
 }

@@ -284,7 +284,7 @@ extension PortRunLoop {
             // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
             doorbell.waitForRing()
         } else {
-            wakeTimer.arm(for: wake)
+            if wakeTimer.arm(for: wake, now: idleStart) { wakeTimerSets.increment() }
             base.runOnce(blocking: true)
         }
         guard workHint.pointee.load(ordering: .acquiring) else {

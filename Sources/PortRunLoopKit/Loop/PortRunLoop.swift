@@ -156,6 +156,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let executorJobsRun = OwnerCounter()
     let workDiscarded = SharedCounter()
     let sleeps = OwnerCounter()
+    /// `timerfd_settime` calls of ``wakeTimer``.
+    let wakeTimerSets = OwnerCounter()
 
     /// One run in progress (``runSpecific(mode:deadline:returnAfterSourceHandled:until:)``),
     /// innermost last.

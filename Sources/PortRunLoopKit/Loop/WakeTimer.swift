@@ -5,7 +5,17 @@
 /// It is a timerfd, registered once as an edge-triggered read event of the loop's base and set
 /// with `timerfd_settime` to an absolute monotonic time, only when that time changes: a loop that
 /// sleeps and wakes repeatedly with the same deadline makes no call for it, and the loop's
-/// `epoll_wait` never carries a timeout. Why not a libevent timer:
+/// `epoll_wait` never carries a timeout.
+///
+/// A deadline that moves later on every sleep (a request's receive timeout, taken afresh for each
+/// request; a connection's idle timeout pushed back by each request) would set the timer on every
+/// sleep. So an earlier wake-up already set is kept while it is more than ``keepEarlierBeyond``
+/// away: when a later sleep finds it closer than that, the timer is set for the real time then. In
+/// a steady stream of requests the timer is set once per receive timeout, not once per request,
+/// and never fires early; a sleep that outlasts the kept time is woken early once, and the loop
+/// goes round and sleeps again. A deadline earlier than the one set is always set at once.
+///
+/// Why not a libevent timer:
 /// - **Precision.** libevent passes its earliest timeout to `epoll_wait` in whole milliseconds,
 ///   rounded up, so a timer fired up to a millisecond late; a timerfd expires at its nanosecond
 ///   deadline (the kernel's timer slack aside), and the loop wakes then.
@@ -46,13 +56,23 @@ final class WakeTimer: LibEventReceiver {
     /// below anything a timer's tolerance or the loop's turn could show.
     static let keepWithin = 5e-6
 
-    /// Sets the timer for the monotonic time `deadline`; `.infinity` leaves it as it is (see the
-    /// type's notes on a wake-up no longer needed).
-    func arm(for deadline: Double) {
-        guard event != nil, deadline != .infinity else { return }
-        if let armedFor, abs(armedFor - deadline) <= Self.keepWithin { return }
+    /// How far ahead an earlier wake-up already set must still be for a later deadline to keep it
+    /// (see the type's notes): far enough that a stream of requests sets the timer about once per
+    /// deadline's length, near enough that a sleep outlasting it is rare and costs one early wake.
+    static let keepEarlierBeyond = 10e-3
+
+    /// Sets the timer for the monotonic time `deadline` (the loop's clock reads `now`); `.infinity`
+    /// leaves it as it is (see the type's notes on a wake-up no longer needed and on an earlier one
+    /// kept). Returns whether it set the timer (a system call).
+    func arm(for deadline: Double, now: Double) -> Bool {
+        guard event != nil, deadline != .infinity else { return false }
+        if let armedFor {
+            if abs(armedFor - deadline) <= Self.keepWithin { return false }
+            if armedFor < deadline, armedFor - now > Self.keepEarlierBeyond { return false }
+        }
         System.setTimerfd(fileDescriptor, deadline: deadline)
         armedFor = deadline
+        return true
     }
 
     override func eventFired(_ flags: EventFlags) {
