@@ -59,16 +59,7 @@ import Glibc
     }
 
     @Test func aWakeUpLeftSetByAnEarlierRunDoesNotEndALaterOne() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        try onFreshThread { [ends] in
-            let loop = PortRunLoop.current
-            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
-                var byte: UInt8 = 0
-                _ = read(ends[0], &byte, 1)
-            }
-            defer { readable.cancel() }
+        try Self.onLoopWithPipe { loop, writeEnd in
             // A run with a 0.5 s deadline, asleep for it, ended by a block another thread queues:
             // its wake-up stays set.
             let sleepsAtStart = loop.metrics.sleeps
@@ -88,7 +79,7 @@ import Glibc
                 let deadline = Date(timeIntervalSinceNow: 20)
                 while loop.metrics.sleeps < sleepsBefore + 2, Date() < deadline { usleep(200) }
                 var byte: UInt8 = 1
-                _ = write(ends[1], &byte, 1)
+                _ = write(writeEnd, &byte, 1)
             }
             writer.start()
             #expect(loop.run(mode: .default, before: .distantFuture))
@@ -101,21 +92,12 @@ import Glibc
     /// receive timeout): the timer is set once, not once per run; then a run with an earlier
     /// deadline sets it at once and ends on time.
     @Test func aDeadlineThatOnlyMovesLaterSetsTheTimerOnceNotEveryRun() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        try onFreshThread { [ends] in
-            let loop = PortRunLoop.current
-            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
-                var byte: UInt8 = 0
-                _ = read(ends[0], &byte, 1)
-            }
-            defer { readable.cancel() }
+        try Self.onLoopWithPipe { loop, writeEnd in
             let runs = 50
             let before = loop.metrics
             for _ in 0..<runs {
                 var byte: UInt8 = 1
-                _ = write(ends[1], &byte, 1)
+                _ = write(writeEnd, &byte, 1)
                 #expect(loop.run(mode: .default, timeout: 5, returnAfterSourceHandled: true) == .handledSource)
             }
             let spent = loop.metrics.since(before)
@@ -132,18 +114,9 @@ import Glibc
     /// while the later run still has time: the loop wakes early once, sets the timer for the real
     /// deadline and sleeps again; the run ends at its own deadline, never earlier.
     @Test func aKeptEarlierWakeUpWakesTheLoopOnceAndTheRunEndsAtItsOwnDeadline() throws {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        try onFreshThread { [ends] in
-            let loop = PortRunLoop.current
-            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
-                var byte: UInt8 = 0
-                _ = read(ends[0], &byte, 1)
-            }
-            defer { readable.cancel() }
+        try Self.onLoopWithPipe { loop, writeEnd in
             var byte: UInt8 = 1
-            _ = write(ends[1], &byte, 1)
+            _ = write(writeEnd, &byte, 1)
             // Sets the timer 200 ms ahead and returns at once (the fd is ready).
             #expect(loop.run(mode: .default, timeout: 0.2, returnAfterSourceHandled: true) == .handledSource)
             let before = loop.metrics
@@ -154,6 +127,23 @@ import Glibc
             #expect(elapsed >= 0.4 - 1e-6, "ended \(elapsed) s into a 0.4 s run")
             #expect(spent.sleeps >= 2, "\(spent)")            // woken at the kept time, asleep again
             #expect(spent.wakeTimerSets == 1, "\(spent)")     // set then, for the run's own deadline
+        }
+    }
+
+    /// Runs `body` on a fresh thread's loop that watches a pipe's read end in the default mode
+    /// (each readiness reads one byte); `body` gets the loop and the write end.
+    static func onLoopWithPipe(_ body: @escaping @Sendable (PortRunLoop, Int32) throws -> Void) throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        try onFreshThread { [ends] in
+            let loop = PortRunLoop.current
+            let readable = try loop.watch(fileDescriptor: ends[0], for: .read, inModes: [.default]) { _ in
+                var byte: UInt8 = 0
+                _ = read(ends[0], &byte, 1)
+            }
+            defer { readable.cancel() }
+            try body(loop, ends[1])
         }
     }
 }
