@@ -128,13 +128,33 @@ final class StressTimers: Sendable {
         let inTurn = Latch(), rearmed = Latch()
         let timeout = self.timeout
         guard consumer.loop.perform(inModes: [.common], { inTurn.open(); _ = rearmed.wait(seconds: timeout) }) else { return }
-        guard inTurn.wait(seconds: timeout) else {
+        switch Self.waitForStart(inTurn, of: consumer, timeout: timeout) {
+        case .started:
+            timer.rearm(to: Date(timeIntervalSinceNow: delay))
+            rearmed.open()
+        case .discardedByRetirement:
+            rearmed.open()
+        case .timedOut:
             rearmed.open()
             round.runtimeViolation("timers: a block accepted by c\(consumer.id) did not start within \(timeout)s")
-            return
         }
-        timer.rearm(to: Date(timeIntervalSinceNow: delay))
-        rearmed.open()
+    }
+
+    enum BlockStart { case started, discardedByRetirement, timedOut }
+
+    /// Waits for a block queued on `consumer`'s loop to open `started`. A consumer retired after the
+    /// block was accepted may shut its loop down with the block still queued, which discards it
+    /// (the consumer's documented rule): that is told apart from a block that never starts on a
+    /// live loop by the loop being shut down.
+    static func waitForStart(_ started: Latch, of consumer: StressConsumer, timeout: Double) -> BlockStart {
+        let slice = 0.05
+        var waited = 0.0
+        while !started.wait(seconds: slice) {
+            waited += slice
+            if consumer.retiring.load(ordering: .acquiring), consumer.loop.isShutDown { return .discardedByRetirement }
+            if waited >= timeout { return .timedOut }
+        }
+        return .started
     }
 
     /// Hook: the producers (and the source chaos thread) have finished. Invalidates every valid
