@@ -147,7 +147,6 @@ extension PortRunLoop {
                 continue // a port is a source, not a perform
             }
             performsRun.increment()
-            handledSinceWake &+= 1
             handled = true
         }
         return handled

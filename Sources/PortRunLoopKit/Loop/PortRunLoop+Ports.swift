@@ -183,7 +183,6 @@ extension PortRunLoop {
     /// per-message fields are reassigned. Docs/Benchmarks.md records what each of these gained.
     func deliverMessages(of port: MessagePort, registration: PortRegistration, mode: RunLoop.Mode) -> Bool {
         guard let (delegate, handler) = port.takeQueuedMessages(by: self), !port.ownerBuffer.isEmpty else { return false }
-        handledSinceWake &+= port.ownerBuffer.count
         guard port.gate.tryEnter() else {
             port.discardBuffered()
             return false

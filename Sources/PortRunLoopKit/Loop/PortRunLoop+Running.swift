@@ -221,8 +221,7 @@ extension PortRunLoop {
         // accounted for when the loop next runs dry, when its backlog is known.
         if let parked = parkedAt {
             parkedAt = nil
-            wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, isConversing)
-            handledSinceWake = 0
+            wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, isConversing, handledCount)
             inConversation = false // what was sent has bought its one park's worth
         }
     }
@@ -254,7 +253,7 @@ extension PortRunLoop {
         var idleStart = now
         if let wake = wakeToAccount {
             wakeToAccount = nil
-            idleSpin.slept(gap: wake.gap, inConversation: wake.inConversation, backlog: handledSinceWake > 1)
+            idleSpin.slept(gap: wake.gap, inConversation: wake.inConversation, backlog: handledCount &- wake.handledAtWake > 1)
         }
         let allowance = idleSpin.allowance
         if allowance > 0 {
@@ -352,9 +351,6 @@ extension PortRunLoop {
     /// earning to the backlog found (accounted for when the loop next runs dry).
     private func spinFound(after seconds: Double, inConversation: Bool) {
         idleSpin.spun(for: seconds, found: true, inConversation: inConversation)
-        if !inConversation {
-            wakeToAccount = (0, false)
-            handledSinceWake = 0
-        }
+        if !inConversation { wakeToAccount = (0, false, handledCount) }
     }
 }

@@ -120,11 +120,10 @@ public final class PortRunLoop: @unchecked Sendable {
     /// collect has turned it into ``wakeToAccount`` (nothing runs in between, so
     /// ``inConversation`` and the innermost run are then as they were at the park).
     @exclusivity(unchecked) var parkedAt: Double?
-    /// A ring-ended sleep not yet accounted for in ``idleSpin``: accounted for when the loop next
-    /// runs dry, once ``handledSinceWake`` tells whether the wake-up found a backlog.
-    @exclusivity(unchecked) var wakeToAccount: (gap: Double, inConversation: Bool)?
-    /// Queued items and port messages taken for handling since ``wakeToAccount`` was set.
-    @exclusivity(unchecked) var handledSinceWake = 0
+    /// A ring-ended sleep (or a spin that found work) not yet accounted for in ``idleSpin``:
+    /// accounted for when the loop next runs dry, once ``handledCount`` tells whether the wake-up
+    /// found a backlog. `handledAtWake`: ``handledCount`` when it was set.
+    @exclusivity(unchecked) var wakeToAccount: (gap: Double, inConversation: Bool, handledAtWake: Int)?
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
@@ -158,6 +157,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let sleeps = OwnerCounter()
     /// `timerfd_settime` calls of ``wakeTimer``.
     let wakeTimerSets = OwnerCounter()
+    /// Queued items run and port messages delivered so far (``performsRun`` + ``messagesDelivered``).
+    var handledCount: Int { performsRun.value &+ messagesDelivered.value }
 
     /// One run in progress (``runSpecific(mode:deadline:returnAfterSourceHandled:until:)``),
     /// innermost last.

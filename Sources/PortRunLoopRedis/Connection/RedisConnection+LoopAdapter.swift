@@ -54,15 +54,23 @@ extension RedisConnection {
     /// The socket is ready (loop thread, outside hiredis): let hiredis read or write.
     private func socketReady(_ event: FileDescriptorSource.Events) {
         guard let context else { return }
-        isInsideHiredis = true
         if event == .read {
-            redisAsyncHandleRead(context)
-            isInsideHiredis = false
+            read()
             owner?.connectionFinishedReading(self)
         } else {
+            isInsideHiredis = true
             redisAsyncHandleWrite(context)
             isInsideHiredis = false
         }
+    }
+
+    /// Lets hiredis read what the socket holds and hand out its replies (loop thread, outside
+    /// hiredis; the owner is not told here).
+    func read() {
+        guard let context else { return }
+        isInsideHiredis = true
+        redisAsyncHandleRead(context)
+        isInsideHiredis = false
     }
 }
 

@@ -210,10 +210,8 @@ final class RedisConnection: @unchecked Sendable {
     /// readiness of the socket would, but without telling the owner: the caller is itself in the
     /// middle of handling a read. Nothing happens when no reply is awaited.
     func readWaitingReplies() {
-        guard readsRepliesInBatches, awaitingReplies > 0, let context, !isInsideHiredis else { return }
-        isInsideHiredis = true
-        redisAsyncHandleRead(context)
-        isInsideHiredis = false
+        guard readsRepliesInBatches, awaitingReplies > 0, !isInsideHiredis else { return }
+        read()
     }
 
     /// While `wanted`, every reply wakes the loop as it comes (the low-water mark is 1): a caller
