@@ -457,13 +457,15 @@ BUS_TRANSPORTS = ["DBus", "Redis"]
 
 
 def bus_notification_table(run, label):
-    lines = [f"#### Bus notifications ({label}): two processes, a name and a two-entry userInfo", "",
+    lines = [f"#### Bus notifications ({label}): two processes, a name and a two-entry userInfo (bare: an object, no userInfo)", "",
              "| transport | implementation | notifications/s | ns/notification | mallocs/notification (receiving side) | "
              "round trip µs (p50 of samples) | round-trip p99 µs | × Raw (throughput) | × Raw (round trip) |",
              "|:--|:--|--:|--:|--:|--:|--:|--:|--:|"]
     for transport in BUS_TRANSPORTS:
-        raw_tp, raw_rt = run.get(f"BusNotification.Throughput.{transport}.Raw"), run.get(f"BusNotification.RoundTrip.{transport}.Raw")
-        for peer in ("Raw", "Ours"):
+        # The bare rows (an object, no userInfo) are compared with the bare floor.
+        for peer in ("Raw", "Ours", "Raw.Bare", "Ours.Bare"):
+            floor = "Raw.Bare" if peer.endswith(".Bare") else "Raw"
+            raw_tp, raw_rt = run.get(f"BusNotification.Throughput.{transport}.{floor}"), run.get(f"BusNotification.RoundTrip.{transport}.{floor}")
             tp, rt = run.get(f"BusNotification.Throughput.{transport}.{peer}"), run.get(f"BusNotification.RoundTrip.{transport}.{peer}")
             if not (tp or rt):
                 continue

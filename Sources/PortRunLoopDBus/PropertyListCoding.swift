@@ -23,7 +23,7 @@ public enum PropertyListCoding {
         var entries: [BusDictionaryEntry] = []
         entries.reserveCapacity(userInfo.count)
         for (key, value) in userInfo.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-            guard let name = key.base as? String else {
+            guard let name = PropertyListScalar.key(key) else {
                 throw .unsupportedUserInfoValue(keyPath: "\(key)", type: "key of type \(type(of: key.base))")
             }
             entries.append(BusDictionaryEntry(key: .string(name), value: .variant(try encode(value, path: name))))
@@ -57,7 +57,7 @@ public enum PropertyListCoding {
         case let v as [AnyHashable: Any]:
             var entries: [BusDictionaryEntry] = []
             for (key, item) in v {
-                guard let name = key.base as? String else {
+                guard let name = PropertyListScalar.key(key) else {
                     throw .unsupportedUserInfoValue(keyPath: "\(path).\(key)", type: "key of type \(type(of: key.base))")
                 }
                 entries.append(BusDictionaryEntry(key: .string(name), value: .variant(try encode(item, path: "\(path).\(name)"))))

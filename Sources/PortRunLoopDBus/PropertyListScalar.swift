@@ -38,12 +38,14 @@ public enum PropertyListScalar: Sendable {
     ///
     /// Thread-safety: any thread.
     public init?(_ value: Any) {
+        // The common types first, by their exact type: the existential is opened (its dynamic type
+        // compared, its value reinterpreted) instead of cast, a `swift_dynamicCast` costing about
+        // five times as much per value.
+        if let common = Self.common(value) {
+            self = common
+            return
+        }
         let type = type(of: value)
-        // The common types first, by their exact type: no dynamic cast.
-        if type == String.self { self = .string(value as! String); return }
-        if type == Int.self { self = .signed(Int64(value as! Int)); return }
-        if type == Bool.self { self = .bool(value as! Bool); return }
-        if type == Double.self { self = .double(value as! Double); return }
         switch value {
         case let v as String: self = .string(v)
         case let v as Substring: self = .string(String(v))
@@ -70,8 +72,33 @@ public enum PropertyListScalar: Sendable {
         }
     }
 
+    /// A userInfo key as the string it must be: a `String` found by its exact type (as ``init(_:)``
+    /// finds the common types), else by a cast (an `NSString`); nil for any other key.
+    ///
+    /// Thread-safety: any thread.
+    public static func key(_ key: AnyHashable) -> String? {
+        let base = key.base
+        if case .string(let string)? = common(base) { return string }
+        return base as? String
+    }
+
+    /// `value` when its type is exactly `String`, `Int`, `Bool` or `Double`; nil otherwise.
+    private static func common(_ value: Any) -> PropertyListScalar? {
+        _openExistential(value, do: commonScalar)
+    }
+
     /// An unsigned integer: `.signed` up to `Int64.max`, `.unsigned` above.
     private init(unsigned value: UInt64) {
         self = value <= UInt64(Int64.max) ? .signed(Int64(value)) : .unsigned(value)
     }
+}
+
+/// ``PropertyListScalar``'s common types by the exact type `T` is (a free function: SILGen of this
+/// compiler, 6.3, crashes on `_openExistential` given a generic static method).
+private func commonScalar<T>(_ value: T) -> PropertyListScalar? {
+    if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+    if T.self == Int.self { return .signed(Int64(unsafeBitCast(value, to: Int.self))) }
+    if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+    if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+    return nil
 }

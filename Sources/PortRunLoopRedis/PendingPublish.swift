@@ -10,10 +10,26 @@ import Foundation
 /// The payload is written in place after room for its length's digits; the header is then moved
 /// up against the digits, and the command starts at ``start``.
 ///
-/// Thread-safety: a value type (bytes).
+/// Thread-safety: a value type over bytes no one writes once it is made.
 struct PendingPublish: Sendable {
-    let bytes: [UInt8]
-    let start: Int
+    /// `nonisolated(unsafe)`: `ManagedBuffer` is never `Sendable`; this one is written only while
+    /// the value is made, on the posting thread, and only read once it exists.
+    nonisolated(unsafe) private let storage: Storage
+    /// Where the command starts in the storage, and where it ends.
+    private let start: Int
+    private let end: Int
+
+    /// The command's bytes, tail-allocated in one object: one allocation, and none of the runtime
+    /// lookups of `_ContiguousArrayStorage<UInt8>`'s generic metadata that making a `[UInt8]` of a
+    /// given capacity costs outside the standard library.
+    ///
+    /// Thread-safety: not `Sendable` (no `ManagedBuffer` is); written only while its
+    /// ``PendingPublish`` is made, on the posting thread, and read-only once that value exists.
+    private final class Storage: ManagedBuffer<Void, UInt8> {
+        static func make(capacity: Int) -> Storage {
+            unsafeDowncast(create(minimumCapacity: capacity) { _ in }, to: Storage.self)
+        }
+    }
 
     /// Digits kept for the payload's length (``RedisBinaryPayload/maximumSize`` has 8).
     private static let lengthDigits = 8
@@ -21,74 +37,94 @@ struct PendingPublish: Sendable {
     /// The command for `envelope`, its payload in `format`; a userInfo value with no property-list
     /// form, or a payload over ``RedisBinaryPayload/maximumSize``, is the typed error the D-Bus
     /// transport throws for a value it cannot carry.
+    ///
+    /// The command is written into an array of an estimated size; a command that outgrows it is
+    /// written once more into one of the exact size the first pass counted (a payload over the
+    /// limit is refused before that second buffer is made).
     init(_ envelope: NotificationEnvelope, sender: String, format: RedisPayloadFormat) throws(BusNotificationError) {
-        var writer = RedisBinaryPayload.Writer(bytes: [])
-        writer.bytes.reserveCapacity(96 + RedisChannelNaming.prefix.utf8.count + envelope.name.utf8.count + sender.utf8.count
-                                     + (envelope.object?.utf8.count ?? 0) + 24 * (envelope.userInfo?.count ?? 0))
-        Self.append("*3\r\n$7\r\nPUBLISH\r\n$", to: &writer.bytes)
+        let json = format == .json ? try RedisWireFormat.payload(for: envelope, sender: sender) : nil
+        let estimate = 64 + RedisChannelNaming.prefixBytes.utf8CodeUnitCount + envelope.name.utf8.count + sender.utf8.count
+            + (envelope.object?.utf8.count ?? 0) + 32 * (envelope.userInfo?.count ?? 0) + (json?.count ?? 0)
+        var capacity = estimate
+        while true {
+            let storage = Storage.make(capacity: capacity)
+            let written = try storage.withUnsafeMutablePointerToElements { elements throws(BusNotificationError) in
+                try Self.write(envelope, sender: sender, json: json,
+                               into: UnsafeMutableRawBufferPointer(start: elements, count: capacity))
+            }
+            guard written.payload <= RedisBinaryPayload.maximumSize else {
+                throw .unsupportedUserInfoValue(keyPath: "",
+                                                type: "a payload of \(written.payload) bytes (at most \(RedisBinaryPayload.maximumSize))")
+            }
+            if written.count <= capacity {
+                self.storage = storage
+                start = written.start
+                end = written.count
+                return
+            }
+            capacity = written.count
+        }
+    }
+
+    /// Writes the command into `buffer`: the bytes it needs (written only when they fit), the
+    /// payload's length, and where the command starts. The payload is written after room for
+    /// ``lengthDigits`` digits; once its length is known the digits are filled in and the header
+    /// moved up against them.
+    private static func write(_ envelope: NotificationEnvelope, sender: String, json: Data?,
+                              into buffer: UnsafeMutableRawBufferPointer) throws(BusNotificationError) -> (count: Int, payload: Int, start: Int) {
+        var writer = RedisBinaryPayload.Writer(buffer)
+        writer.append("*3\r\n$7\r\nPUBLISH\r\n$")
         var name = envelope.name
         name.withUTF8 { utf8 in
-            Self.append(decimal: RedisChannelNaming.prefix.utf8.count + utf8.count, to: &writer.bytes)
-            Self.append("\r\n", to: &writer.bytes)
-            Self.append(RedisChannelNaming.prefix, to: &writer.bytes)
-            writer.bytes.append(contentsOf: utf8)
+            appendDecimal(RedisChannelNaming.prefixBytes.utf8CodeUnitCount + utf8.count, to: &writer)
+            writer.append("\r\n")
+            writer.append(RedisChannelNaming.prefixBytes)
+            writer.append(UnsafeRawBufferPointer(utf8))
         }
-        Self.append("\r\n$", to: &writer.bytes)
-        let lengthAt = writer.bytes.count
-        writer.bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: Self.lengthDigits))
-        Self.append("\r\n", to: &writer.bytes)
-        let payloadAt = writer.bytes.count
-        switch format {
-        case .binary:
+        writer.append("\r\n$")
+        let lengthAt = writer.count
+        writer.append("00000000")
+        writer.append("\r\n")
+        let payloadAt = writer.count
+        if let json {
+            json.withUnsafeBytes { writer.append($0) }
+        } else {
             try writer.appendPayload(of: envelope, sender: sender)
-        case .json:
-            writer.bytes.append(contentsOf: try RedisWireFormat.payload(for: envelope, sender: sender))
         }
-        let length = writer.bytes.count - payloadAt
-        guard length <= RedisBinaryPayload.maximumSize else {
-            throw .unsupportedUserInfoValue(keyPath: "", type: "a payload of \(length) bytes (at most \(RedisBinaryPayload.maximumSize))")
+        let length = writer.count - payloadAt
+        writer.append("\r\n")
+        guard !writer.overflowed, length <= RedisBinaryPayload.maximumSize, let base = buffer.baseAddress else {
+            return (writer.count, length, 0)
         }
-        Self.append("\r\n", to: &writer.bytes)
         var digits = 0
         var rest = length
         repeat {
             digits += 1
             rest /= 10
         } while rest > 0
-        let start = Self.lengthDigits - digits
-        writer.bytes.withUnsafeMutableBytes { buffer in
-            var value = length
-            for index in stride(from: lengthAt + Self.lengthDigits - 1, through: lengthAt + start, by: -1) {
-                buffer[index] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
-            }
-            if start > 0, let base = buffer.baseAddress {
-                memmove(base + start, base, lengthAt)
-            }
+        let start = lengthDigits - digits
+        var value = length
+        for index in stride(from: lengthAt + lengthDigits - 1, through: lengthAt + start, by: -1) {
+            base.storeBytes(of: UInt8(ascii: "0") + UInt8(value % 10), toByteOffset: index, as: UInt8.self)
+            value /= 10
         }
-        bytes = writer.bytes
-        self.start = start
+        if start > 0 {
+            memmove(base + start, base, lengthAt)
+        }
+        return (writer.count, length, start)
     }
 
     /// The command's bytes.
     func withCommand<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        storage.withUnsafeMutablePointerToElements { body(UnsafeRawBufferPointer(start: $0 + start, count: end - start)) }
     }
 
-    private static func append(_ text: StaticString, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    }
-
-    private static func append(_ text: String, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    private static func append(decimal value: Int, to bytes: inout [UInt8]) {
+    private static func appendDecimal(_ value: Int, to writer: inout RedisBinaryPayload.Writer) {
         var divisor = 1
         while divisor <= value / 10 { divisor *= 10 }
         var rest = value
         while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            writer.append(UInt8(ascii: "0") + UInt8(rest / divisor))
             rest %= divisor
             divisor /= 10
         }

@@ -35,8 +35,9 @@ extension RedisBinaryPayload {
             let count = try self.count(minimumBytesEach: 5)
             var userInfo: [AnyHashable: Any]?
             if count > 0 {
-                var entries: [AnyHashable: Any] = [:]
-                entries.reserveCapacity(count)
+                // Sized at creation: `reserveCapacity` on an empty dictionary takes a longer,
+                // unspecialized path through the standard library.
+                var entries = [AnyHashable: Any](minimumCapacity: count)
                 for _ in 0..<count {
                     let key = try string()
                     let value = try self.value(depth: 0)
@@ -67,15 +68,14 @@ extension RedisBinaryPayload {
             case Tag.array:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 1)
-                var items: [Any] = []
+                var items = [Any]()
                 items.reserveCapacity(count)
                 for _ in 0..<count { items.append(try value(depth: depth + 1)) }
                 return items
             case Tag.dictionary:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 5)
-                var entries: [String: Any] = [:]
-                entries.reserveCapacity(count)
+                var entries = [String: Any](minimumCapacity: count)
                 for _ in 0..<count {
                     let key = try string()
                     guard entries.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
@@ -148,8 +148,10 @@ extension RedisBinaryPayload {
     }
 }
 
-/// Whether `bytes` are well-formed UTF-8 (without making a string of them).
+/// Whether `bytes` are well-formed UTF-8 (without making a string of them): ASCII (a sender's
+/// name, the common case) by a plain scan, anything else by the standard library's parser.
 func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    if !bytes.contains(where: { $0 >= 0x80 }) { return true }
     var parser = Unicode.UTF8.ForwardParser()
     var iterator = bytes.makeIterator()
     while true {

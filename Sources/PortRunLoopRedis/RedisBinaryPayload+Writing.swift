@@ -2,13 +2,29 @@ import Foundation
 @_spi(Transport) import PortRunLoopDBus
 
 extension RedisBinaryPayload {
-    /// Appends a notification's payload to a buffer, straight from the userInfo property list (no
-    /// intermediate values): the same types, the same order of checks and the same typed errors as
-    /// `PropertyListCoding.encode(userInfo:)`, the D-Bus transport's mapping.
+    /// Writes a notification's payload into a buffer it was given, straight from the userInfo
+    /// property list (no intermediate values): the same types, the same order of checks and the same
+    /// typed errors as `PropertyListCoding.encode(userInfo:)`, the D-Bus transport's mapping.
     ///
-    /// Thread-safety: a value type, used by one thread.
+    /// It writes through a raw pointer (no per-append capacity and uniqueness checks of an array)
+    /// and counts every byte it is asked for, also those past the buffer's end, which it does not
+    /// write: a pass that outgrows its buffer learns the exact size the second pass needs
+    /// (``PendingPublish``), so a payload is never written twice unless it outgrew the estimate.
+    ///
+    /// Thread-safety: a value type over a borrowed buffer, used by one thread while it is valid.
     struct Writer {
-        var bytes: [UInt8]
+        private let base: UnsafeMutableRawPointer?
+        private let capacity: Int
+        /// Bytes asked for so far, written or not.
+        private(set) var count = 0
+
+        init(_ buffer: UnsafeMutableRawBufferPointer) {
+            base = buffer.baseAddress
+            capacity = buffer.count
+        }
+
+        /// Whether some byte asked for did not fit (then none after it was written either).
+        var overflowed: Bool { count > capacity }
 
         /// The error of a value with no property-list form: the key path (innermost last) and its type.
         struct Unsupported: Error {
@@ -27,10 +43,10 @@ extension RedisBinaryPayload {
 
         /// The payload for `envelope` (its name is the channel's, not repeated).
         mutating func appendPayload(of envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) {
-            bytes.append(formatByte)
+            append(formatByte)
             var flags: UInt8 = envelope.deliverImmediately ? Flag.deliverImmediately : 0
             if envelope.object != nil { flags |= Flag.hasObject }
-            bytes.append(flags)
+            append(flags)
             appendString(sender)
             if let object = envelope.object { appendString(object) }
             guard let userInfo = envelope.userInfo else {
@@ -44,28 +60,51 @@ extension RedisBinaryPayload {
             }
         }
 
+        @inline(__always)
+        mutating func append(_ byte: UInt8) {
+            if count < capacity, let base { base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self) }
+            count += 1
+        }
+
+        @inline(__always)
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            if bytes.count <= capacity - count, let base, let source = bytes.baseAddress {
+                (base + count).copyMemory(from: source, byteCount: bytes.count)
+            }
+            count += bytes.count
+        }
+
+        mutating func append(_ text: StaticString) {
+            append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        }
+
         mutating func appendLength(_ length: Int) {
-            let value = UInt32(truncatingIfNeeded: length).littleEndian
-            withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian) { append($0) }
         }
 
         mutating func appendString(_ string: String) {
+            // A native string's bytes in place (no copy, no retain); another (bridged) made native.
+            let done: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
+                appendLength(utf8.count)
+                append(UnsafeRawBufferPointer(utf8))
+            }
+            if done != nil { return }
             var string = string
             string.withUTF8 { utf8 in
                 appendLength(utf8.count)
-                bytes.append(contentsOf: utf8)
+                append(UnsafeRawBufferPointer(utf8))
             }
         }
 
         private mutating func appendWord(_ tag: UInt8, _ word: UInt64) {
-            bytes.append(tag)
-            withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) }
+            append(tag)
+            withUnsafeBytes(of: word.littleEndian) { append($0) }
         }
 
         private mutating func appendEntries(of dictionary: [AnyHashable: Any], count: Int) throws(Unsupported) {
             appendLength(count)
             for (key, item) in dictionary {
-                guard let name = key.base as? String else {
+                guard let name = PropertyListScalar.key(key) else {
                     throw Unsupported(path: ["\(key)"], type: "key of type \(type(of: key.base))")
                 }
                 appendString(name)
@@ -85,22 +124,22 @@ extension RedisBinaryPayload {
             if let scalar = PropertyListScalar(value) {
                 switch scalar {
                 case .string(let v):
-                    bytes.append(Tag.string)
+                    append(Tag.string)
                     appendString(v)
-                case .bool(let v): bytes.append(v ? Tag.true : Tag.false)
+                case .bool(let v): append(v ? Tag.true : Tag.false)
                 case .signed(let v): appendWord(Tag.int, UInt64(bitPattern: v))
                 case .unsigned(let v): appendWord(Tag.uint, v)
                 case .double(let v): appendWord(Tag.double, v.bitPattern)
                 case .data(let v):
-                    bytes.append(Tag.data)
+                    append(Tag.data)
                     appendLength(v.count)
-                    bytes.append(contentsOf: v)
+                    v.withUnsafeBytes { append($0) }
                 }
                 return
             }
             switch value {
             case let v as [Any]:
-                bytes.append(Tag.array)
+                append(Tag.array)
                 appendLength(v.count)
                 for (index, item) in v.enumerated() {
                     do {
@@ -112,7 +151,7 @@ extension RedisBinaryPayload {
                     }
                 }
             case let v as [String: Any]:
-                bytes.append(Tag.dictionary)
+                append(Tag.dictionary)
                 appendLength(v.count)
                 for (key, item) in v {
                     appendString(key)
@@ -125,12 +164,11 @@ extension RedisBinaryPayload {
                     }
                 }
             case let v as [AnyHashable: Any]:
-                bytes.append(Tag.dictionary)
+                append(Tag.dictionary)
                 try appendEntries(of: v, count: v.count)
             default:
                 throw Unsupported(path: [], type: "\(type(of: value))")
             }
         }
-
     }
 }

@@ -7,7 +7,9 @@ import Foundation
 ///
 /// Thread-safety: a stateless namespace.
 enum RedisChannelNaming {
-    static let prefix = "portrunloop.notification."
+    /// The prefix as its bytes (written into commands without a string in between).
+    static let prefixBytes: StaticString = "portrunloop.notification."
+    static let prefix = prefixBytes.description
     static let anyNamePattern = prefix + "*"
 
     static func channel(for name: String) -> String { prefix + name }

@@ -93,6 +93,27 @@ import PortRunLoopTestSupport
         #expect(fixture.center.redisMetrics?.published == 0)
     }
 
+    /// The command is written into a buffer sized by an estimate (a few dozen bytes per entry); a
+    /// larger one is written again at the size the first pass counted. Both arrive byte for byte.
+    @Test func aPayloadLargerThanItsEstimateArrivesWhole() throws {
+        let fixture = try RedisFixture()
+        defer { fixture.shutDown() }
+        let raw = try RawRedisClient(port: fixture.server.port)
+        try raw.subscribe("portrunloop.notification.large")
+        var generator = SystemRandomNumberGenerator()
+        let blob = Data((0..<100_000).map { _ in UInt8.random(in: 0 ... 255, using: &generator) })
+        let text = String(repeating: "é", count: 5_000)
+        try fixture.center.post(name: .init("large"), userInfo: ["blob": blob])
+        try fixture.center.post(name: .init("large"), object: text)
+        var first = Bytes.header(sender: fixture.center.uniqueName ?? "?", count: 1)
+        first.str("blob")
+        first.u8(0x07)
+        first.u32(blob.count)
+        first.bytes += Array(blob)
+        #expect(try raw.nextMessage() == first.bytes)
+        #expect(try raw.nextMessage() == Bytes.header(sender: fixture.center.uniqueName ?? "?", object: text, count: 0).bytes)
+    }
+
     @Test func theJSONFormIsStillReadAndCanBePosted() throws {
         let server = try RedisServer()
         var endpoint = server.endpoint

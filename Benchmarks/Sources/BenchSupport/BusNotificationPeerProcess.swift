@@ -1,9 +1,12 @@
 import Foundation
 
-/// The second process of the bus-notification scenarios (`CrossProcessBenchPeer notify-send|notify-echo
-/// PEER ADDRESS`, PEER as ``BusNotificationPeer/argument``):
+/// The second process of the bus-notification scenarios (`CrossProcessBenchPeer
+/// notify-send|notify-receive|notify-echo PEER ADDRESS`, PEER as ``BusNotificationPeer/argument``):
 /// - `notify-send` connects, prints "ready", then for each line "burst N" on stdin posts N
 ///   notifications and prints "done"; exits at the end of stdin.
+/// - `notify-receive` observes bursts, prints "ready", then for each line "wait N" waits until N
+///   notifications in all have been handled and prints "done" (the benchmark's receiving side as a
+///   process of its own, to trace or profile beside a `notify-send`).
 /// - `notify-echo` observes pings and answers each with a pong, prints "ready" once observing, and
 ///   exits at the end of stdin.
 /// Exits 2 with a message on stderr when something fails.
@@ -15,7 +18,7 @@ public func runBusNotificationPeerProcess(role: String, peer argument: String, a
         exit(2)
     }
     func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-    guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (dbus.ours, dbus.raw, redis.ours, redis.raw)") }
+    guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (dbus.ours, dbus.raw, redis.ours, redis.raw, redis.ours.bare, redis.raw.bare)") }
     do {
         switch role {
         case "notify-send":
@@ -24,6 +27,15 @@ public func runBusNotificationPeerProcess(role: String, peer argument: String, a
             while let line = readLine() {
                 guard line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) else { fail("bad command '\(line)'") }
                 try side.postBurst(count)
+                say("done")
+            }
+            side.close()
+        case "notify-receive":
+            let side = try peer.connect(address, role: .receiver)
+            say("ready")
+            while let line = readLine() {
+                guard line.hasPrefix("wait "), let total = Int(line.dropFirst(5)) else { fail("bad command '\(line)'") }
+                try side.waitForReceived(total)
                 say("done")
             }
             side.close()

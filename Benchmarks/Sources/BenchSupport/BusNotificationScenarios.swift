@@ -10,7 +10,8 @@ extension Scenarios {
     /// Registers `BusNotification.Throughput.<T>.<I>` and `BusNotification.RoundTrip.<T>.<I>` for
     /// one peer (Docs/Benchmarks.md, "Bus notifications"): a private dbus-daemon or redis-server,
     /// and a second process (`CrossProcessBenchPeer notify-send|notify-echo`) on the same
-    /// implementation as the benchmark's side.
+    /// implementation as the benchmark's side. A bare peer registers its throughput only
+    /// (`BusNotification.Throughput.<T>.<I>.Bare`).
     ///
     /// Thread-safety: call from the benchmark registration closure only.
     public static func busNotification(_ peer: BusNotificationPeer) {
@@ -18,13 +19,14 @@ extension Scenarios {
                                           BenchMetrics.operations]
         let throughput = FixtureBox<BusNotificationFixture>()
         Benchmark(
-            "BusNotification.Throughput.\(peer.transport).\(peer.implementation)",
+            "BusNotification.Throughput.\(peer.transport).\(peer.rowName)",
             configuration: .init(metrics: metrics, warmupIterations: 1, scalingFactor: .kilo,
                                  maxDuration: .seconds(3), maxIterations: 30),
             closure: { benchmark in throughput.fixture!.runBurst(benchmark) },
             setup: { throughput.fixture = try BusNotificationFixture(peer, roundTrips: false) },
             teardown: { throughput.fixture?.shutDown(); throughput.fixture = nil }
         )
+        guard !peer.bare else { return } // no seq travels: bursts only
         let roundTrip = FixtureBox<BusNotificationFixture>()
         Benchmark(
             "BusNotification.RoundTrip.\(peer.transport).\(peer.implementation)",

@@ -91,15 +91,26 @@ public struct BusNotificationPeer: Sendable, Hashable {
     ///
     /// Thread-safety: immutable.
     public let burst: Int
+    /// Whether its notifications carry the object "bench-peer" and no userInfo instead of the
+    /// two-entry userInfo: the library's path without the cost of a `[AnyHashable: Any]` on
+    /// either side. Bursts only (no seq travels, so no round trips).
+    ///
+    /// Thread-safety: immutable.
+    public let bare: Bool
 
-    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours`.
+    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours` or `redis.raw.bare`.
     ///
     /// Thread-safety: any thread.
-    public var argument: String { "\(transport.lowercased()).\(implementation.lowercased())" }
+    public var argument: String { "\(transport.lowercased()).\(implementation.lowercased())" + (bare ? ".bare" : "") }
+
+    /// The benchmark name's last part: `Ours`, `Raw`, `Ours.Bare`, `Raw.Bare`.
+    ///
+    /// Thread-safety: any thread.
+    public var rowName: String { implementation + (bare ? ".Bare" : "") }
 
     /// Thread-safety: any thread.
-    public init(transport: String, implementation: String, burst: Int) {
-        (self.transport, self.implementation, self.burst) = (transport, implementation, burst)
+    public init(transport: String, implementation: String, burst: Int, bare: Bool = false) {
+        (self.transport, self.implementation, self.burst, self.bare) = (transport, implementation, burst, bare)
     }
 
     /// The peer named by a `CrossProcessBenchPeer` argument, or nil.
@@ -117,6 +128,8 @@ public struct BusNotificationPeer: Sendable, Hashable {
         BusNotificationPeer(transport: "DBus", implementation: "Ours", burst: 10_000),
         BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000),
         BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000),
+        BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000, bare: true),
+        BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, bare: true),
     ]
 
     /// Connects a side to `address` (a bus address, or a Redis port on 127.0.0.1).
@@ -125,9 +138,9 @@ public struct BusNotificationPeer: Sendable, Hashable {
     public func connect(_ address: String, role: BusNotificationRole) throws -> any BusNotificationSide {
         switch (transport, implementation) {
         case ("DBus", "Raw"): try RawDBusNotificationSide(address: address, role: role)
-        case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role)
+        case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role, bare: bare)
         case ("DBus", _): try OursBusNotificationSide(dbus: address, role: role)
-        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role)
+        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role, bare: bare)
         }
     }
 

@@ -15,6 +15,8 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
     private let thread: RunLoopThread
     private let center: BusNotificationCenter
     private let role: BusNotificationRole
+    /// Posts the object "bench-peer" and no userInfo (``BusNotificationPeer/bare``).
+    private let bare: Bool
     private var observation: BusObservation?
     private let counters = Counters()
 
@@ -83,20 +85,22 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
     }
 
-    convenience init(redisPort port: Int, role: BusNotificationRole) throws {
+    convenience init(redisPort port: Int, role: BusNotificationRole, bare: Bool = false) throws {
         let thread = try RunLoopThread(name: "bench-bus")
         do {
-            try self.init(thread: thread, center: BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop), role: role)
+            try self.init(thread: thread, center: BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop),
+                          role: role, bare: bare)
         } catch {
             thread.stop()
             throw error
         }
     }
 
-    private init(thread: RunLoopThread, center: BusNotificationCenter, role: BusNotificationRole) throws {
+    private init(thread: RunLoopThread, center: BusNotificationCenter, role: BusNotificationRole, bare: Bool = false) throws {
         self.thread = thread
         self.center = center
         self.role = role
+        self.bare = bare
         guard let observed = role.observed else { return }
         let counters = self.counters
         let answer = role == .answerer ? Notification.Name(BusNotificationNames.pong) : nil
@@ -135,8 +139,12 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
 
     func postBurst(_ count: Int) throws {
         let name = Notification.Name(BusNotificationNames.burst)
-        for seq in 0..<count {
-            try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
+        if bare {
+            for _ in 0..<count { try center.post(name: name, object: "bench-peer") }
+        } else {
+            for seq in 0..<count {
+                try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
+            }
         }
         try center.flushRedisPosts(timeout: .seconds(30))  // a D-Bus center returns at once
     }

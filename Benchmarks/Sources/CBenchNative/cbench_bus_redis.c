@@ -19,6 +19,7 @@ struct client {
     char sender[64];
     long long received;
     long long last_seq;
+    int bare;  // posts an object and no userInfo; counts every message received
 };
 
 static long long now_ns(void) {
@@ -48,7 +49,8 @@ static size_t put_str(unsigned char *at, const char *text) {
 }
 
 // Appends one PUBLISH of the payload BusNotificationCenter(redis:) posts (the binary form of
-// Docs/RedisNotifications.md): no object, userInfo {"from": "bench-peer", "seq": seq}.
+// Docs/RedisNotifications.md): no object, userInfo {"from": "bench-peer", "seq": seq}; bare: the
+// object "bench-peer" and no userInfo.
 static int append_post(struct client *client, const char *name, long long seq) {
     char channel[512];
     unsigned char payload[256];
@@ -56,8 +58,13 @@ static int append_post(struct client *client, const char *name, long long seq) {
     if (c <= 0 || c >= (int)sizeof channel || strlen(client->sender) > 64) return -1;
     size_t p = 0;
     payload[p++] = 0xB1;
-    payload[p++] = 0x00;
+    payload[p++] = client->bare ? 0x02 : 0x00;
     p += put_str(payload + p, client->sender);
+    if (client->bare) {
+        p += put_str(payload + p, "bench-peer");
+        p += put_u32(payload + p, 0);
+        return redisAppendCommand(client->publisher, "PUBLISH %b %b", channel, (size_t)c, payload, p) == REDIS_OK ? 0 : -1;
+    }
     p += put_u32(payload + p, 2);
     p += put_str(payload + p, "from");
     payload[p++] = 0x01;
@@ -95,7 +102,7 @@ static long long next_message(struct client *client) {
         long long seq = -2;
         if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 && reply->element[0]->type == REDIS_REPLY_STRING
             && strcmp(reply->element[0]->str, "message") == 0 && reply->element[2]->type == REDIS_REPLY_STRING) {
-            seq = payload_seq(reply->element[2]->str, reply->element[2]->len);
+            seq = client->bare ? client->received : payload_seq(reply->element[2]->str, reply->element[2]->len);
         }
         freeReplyObject(reply);
         if (seq >= 0) {
@@ -106,9 +113,10 @@ static long long next_message(struct client *client) {
     }
 }
 
-void *cbench_bus_redis_open(int port, const char *observed_name) {
+void *cbench_bus_redis_open(int port, const char *observed_name, int bare) {
     struct client *client = calloc(1, sizeof *client);
     if (!client) return NULL;
+    client->bare = bare;
     snprintf(client->sender, sizeof client->sender, "bench-raw:%d:%08x", (int)getpid(), (unsigned)now_ns());
     client->publisher = connect_local(port);
     if (!client->publisher) goto fail;

@@ -38,7 +38,7 @@ enum NotificationSignalWriter {
         var entries: [(key: String, value: Any)] = []
         entries.reserveCapacity(userInfo.count)
         for (key, value) in userInfo {
-            guard let name = key.base as? String else {
+            guard let name = PropertyListScalar.key(key) else {
                 // A key that is not a string: the error (and which one is named first) as the
                 // documented encoding reports it.
                 _ = try PropertyListCoding.encode(userInfo: userInfo)

@@ -1,9 +1,10 @@
 // The Redis floor of the bus-notification scenarios: a notification exactly as
 // BusNotificationCenter(redis:) publishes it (Docs/RedisNotifications.md, "Channels", "Payload"):
-// PUBLISH on `portrunloop.notification.<name>` of the JSON envelope
-// {"name":…,"sender":…,"userInfo":{"from":{"string":"bench-peer"},"seq":{"int":N}},"v":1},
-// with hiredis' synchronous API on one context (pipelined, replies read every 64), and SUBSCRIBE
-// on another context, reading each message's seq back from its payload.
+// PUBLISH on `portrunloop.notification.<name>` of the binary payload with the userInfo
+// {"from": "bench-peer", "seq": N} (or, for a bare client, no userInfo and the object
+// "bench-peer"), with hiredis' synchronous API on one context (pipelined, replies read every 64),
+// and SUBSCRIBE on another context, reading each message's seq back from its payload (a bare
+// client counts messages instead).
 //
 // No system headers here (see cbench_sockets.h); a client is an opaque pointer.
 // Thread-safety: each client is used by one thread.
@@ -11,9 +12,10 @@
 #define PORTRUNLOOP_CBENCH_BUS_REDIS_H
 
 /// Two connections to the server at 127.0.0.1:`port`; when `observed_name` is not NULL, the second
-/// is subscribed to that notification's channel (confirmed on return). NULL on failure.
-/// Thread-safety: any thread.
-void *cbench_bus_redis_open(int port, const char *observed_name);
+/// is subscribed to that notification's channel (confirmed on return). A `bare` client posts
+/// notifications with an object and no userInfo (no seq: it supports bursts, not round trips).
+/// NULL on failure. Thread-safety: any thread.
+void *cbench_bus_redis_open(int port, const char *observed_name, int bare);
 
 /// Publishes `count` notifications named `name` (seq 0…count-1), pipelined, and reads every reply.
 /// Returns 0, or -1. Thread-safety: the thread that owns the client.
