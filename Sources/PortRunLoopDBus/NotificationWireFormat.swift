@@ -8,10 +8,11 @@
 ///
 /// Thread-safety: a stateless namespace.
 enum NotificationWireFormat {
-    static let path = "/org/portrunloop/Notifications"
-    static let interface = "org.portrunloop.DistributedNotification"
-    static let member = "Posted"
-    static let signature = "ssa{sv}b"
+    // Static strings: handed to libdbus as they are (``StaticString/cString``), never copied.
+    static let path: StaticString = "/org/portrunloop/Notifications"
+    static let interface: StaticString = "org.portrunloop.DistributedNotification"
+    static let member: StaticString = "Posted"
+    static let signature: StaticString = "ssa{sv}b"
 }
 
 /// Why a received `Posted` signal was not a notification.

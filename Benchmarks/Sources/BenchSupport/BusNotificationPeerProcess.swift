@@ -1,12 +1,15 @@
 import Foundation
 
 /// The second process of the bus-notification scenarios (`CrossProcessBenchPeer
-/// notify-send|notify-receive|notify-echo PEER ADDRESS`, PEER as ``BusNotificationPeer/argument``):
+/// notify-send|notify-receive|notify-ping|notify-echo PEER ADDRESS`, PEER as ``BusNotificationPeer/argument``):
 /// - `notify-send` connects, prints "ready", then for each line "burst N" on stdin posts N
 ///   notifications and prints "done"; exits at the end of stdin.
 /// - `notify-receive` observes bursts, prints "ready", then for each line "wait N" waits until N
 ///   notifications in all have been handled and prints "done" (the benchmark's receiving side as a
 ///   process of its own, to trace or profile beside a `notify-send`).
+/// - `notify-ping` posts pings and observes the answers, prints "ready", then for each line
+///   "rounds N" makes N round trips and prints "done" (the benchmark's pinging side as a process
+///   of its own, beside a `notify-echo`).
 /// - `notify-echo` observes pings and answers each with a pong, prints "ready" once observing, and
 ///   exits at the end of stdin.
 /// Exits 2 with a message on stderr when something fails.
@@ -36,6 +39,17 @@ public func runBusNotificationPeerProcess(role: String, peer argument: String, a
             while let line = readLine() {
                 guard line.hasPrefix("wait "), let total = Int(line.dropFirst(5)) else { fail("bad command '\(line)'") }
                 try side.waitForReceived(total)
+                say("done")
+            }
+            side.close()
+        case "notify-ping":
+            let side = try peer.connect(address, role: .pinger)
+            say("ready")
+            var latencies = [Int64]()
+            while let line = readLine() {
+                guard line.hasPrefix("rounds "), let count = Int(line.dropFirst(7)), count > 0 else { fail("bad command '\(line)'") }
+                latencies = Array(repeating: 0, count: count)
+                try latencies.withUnsafeMutableBufferPointer { try side.roundTrips(count, latencies: $0.baseAddress!) }
                 say("done")
             }
             side.close()

@@ -5,7 +5,7 @@
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
 //       flush, for each line "rounds N" makes N echo round trips, and prints "done"; exits at the end
 //       of stdin (a client to trace or profile on its own: strace, perf, callgrind).
-//   CrossProcessBenchPeer notify-send|notify-receive|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare] ADDRESS
+//   CrossProcessBenchPeer notify-send|notify-receive|notify-ping|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare] ADDRESS
 //       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
 // ADDRESS is a socket path (raw, nio), a bus address (dbus) a port name (ours) or a Redis port on 127.0.0.1.
 import BenchSupport
@@ -75,7 +75,7 @@ case ("send", _):
     } catch {
         fail("\(transport) sender to \(address): \(error)")
     }
-case ("notify-send", _), ("notify-receive", _), ("notify-echo", _):
+case ("notify-send", _), ("notify-receive", _), ("notify-ping", _), ("notify-echo", _):
     runBusNotificationPeerProcess(role: role, peer: transport, address: address)
 default:
     fail("unknown role \(role) or transport \(transport)")

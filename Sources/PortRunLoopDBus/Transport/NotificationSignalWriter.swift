@@ -12,8 +12,8 @@ import Foundation
 enum NotificationSignalWriter {
     /// A new signal message carrying `envelope` (the caller owns its reference).
     static func message(for envelope: NotificationEnvelope) throws(BusNotificationError) -> OpaquePointer {
-        guard let message = dbus_message_new_signal(NotificationWireFormat.path, NotificationWireFormat.interface,
-                                                    NotificationWireFormat.member) else { throw .outOfMemory }
+        guard let message = dbus_message_new_signal(NotificationWireFormat.path.cString, NotificationWireFormat.interface.cString,
+                                                    NotificationWireFormat.member.cString) else { throw .outOfMemory }
         do throws(BusNotificationError) {
             var iter = DBusMessageIter()
             dbus_message_iter_init_append(message, &iter)
@@ -123,7 +123,7 @@ enum NotificationSignalWriter {
     private static func variantBasic<T>(_ value: inout T, _ type: Int32, _ signature: StaticString,
                                         to iter: inout DBusMessageIter) throws(BusNotificationError) {
         var sub = DBusMessageIter()
-        guard dbus_message_iter_open_container(&iter, DBusTypeCode.variant, UnsafeRawPointer(signature.utf8Start).assumingMemoryBound(to: CChar.self), &sub) != 0 else {
+        guard dbus_message_iter_open_container(&iter, DBusTypeCode.variant, signature.cString, &sub) != 0 else {
             throw .outOfMemory
         }
         guard withUnsafeMutablePointer(to: &value, { dbus_message_iter_append_basic(&sub, type, $0) }) != 0 else {
@@ -151,7 +151,7 @@ enum NotificationSignalWriter {
     private static func container(_ type: Int32, _ signature: StaticString?, _ iter: inout DBusMessageIter,
                                   _ body: (inout DBusMessageIter) throws(BusNotificationError) -> Void) throws(BusNotificationError) {
         var sub = DBusMessageIter()
-        let pointer = signature.map { UnsafeRawPointer($0.utf8Start).assumingMemoryBound(to: CChar.self) }
+        let pointer = signature?.cString
         guard dbus_message_iter_open_container(&iter, type, pointer, &sub) != 0 else { throw .outOfMemory }
         do {
             try body(&sub)
