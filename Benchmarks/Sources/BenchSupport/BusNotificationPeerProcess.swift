@@ -21,38 +21,29 @@ public func runBusNotificationPeerProcess(role: String, peer argument: String, a
         exit(2)
     }
     func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    /// Prints "ready", then runs `body` with N for each line "<command>N" (N > 0) and prints
+    /// "done"; closes the side at the end of stdin.
+    func serve(_ side: any BusNotificationSide, command: String, _ body: (any BusNotificationSide, Int) throws -> Void) throws {
+        say("ready")
+        while let line = readLine() {
+            guard line.hasPrefix(command), let count = Int(line.dropFirst(command.count)), count > 0 else { fail("bad command '\(line)'") }
+            try body(side, count)
+            say("done")
+        }
+        side.close()
+    }
     guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (dbus.ours, dbus.raw, redis.ours, redis.raw, redis.ours.bare, redis.raw.bare)") }
     do {
         switch role {
         case "notify-send":
-            let side = try peer.connect(address, role: .sender)
-            say("ready")
-            while let line = readLine() {
-                guard line.hasPrefix("burst "), let count = Int(line.dropFirst(6)) else { fail("bad command '\(line)'") }
-                try side.postBurst(count)
-                say("done")
-            }
-            side.close()
+            try serve(peer.connect(address, role: .sender), command: "burst ") { side, count in try side.postBurst(count) }
         case "notify-receive":
-            let side = try peer.connect(address, role: .receiver)
-            say("ready")
-            while let line = readLine() {
-                guard line.hasPrefix("wait "), let total = Int(line.dropFirst(5)) else { fail("bad command '\(line)'") }
-                try side.waitForReceived(total)
-                say("done")
-            }
-            side.close()
+            try serve(peer.connect(address, role: .receiver), command: "wait ") { side, total in try side.waitForReceived(total) }
         case "notify-ping":
-            let side = try peer.connect(address, role: .pinger)
-            say("ready")
-            var latencies = [Int64]()
-            while let line = readLine() {
-                guard line.hasPrefix("rounds "), let count = Int(line.dropFirst(7)), count > 0 else { fail("bad command '\(line)'") }
-                latencies = Array(repeating: 0, count: count)
+            try serve(peer.connect(address, role: .pinger), command: "rounds ") { side, count in
+                var latencies = [Int64](repeating: 0, count: count)
                 try latencies.withUnsafeMutableBufferPointer { try side.roundTrips(count, latencies: $0.baseAddress!) }
-                say("done")
             }
-            side.close()
         case "notify-echo":
             let side = try peer.connect(address, role: .answerer)
             say("ready")
