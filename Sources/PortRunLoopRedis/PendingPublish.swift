@@ -38,7 +38,7 @@ struct PendingPublish: Sendable {
     /// form, or a payload over ``RedisBinaryPayload/maximumSize``, is the typed error the D-Bus
     /// transport throws for a value it cannot carry.
     ///
-    /// The command is written into an array of an estimated size; a command that outgrows it is
+    /// The command is written into a buffer of an estimated size; a command that outgrows it is
     /// written once more into one of the exact size the first pass counted (a payload over the
     /// limit is refused before that second buffer is made).
     init(_ envelope: NotificationEnvelope, sender: String, format: RedisPayloadFormat) throws(BusNotificationError) {

@@ -68,7 +68,7 @@ extension RedisBinaryPayload {
             case Tag.array:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 1)
-                var items = [Any]()
+                var items: [Any] = []
                 items.reserveCapacity(count)
                 for _ in 0..<count { items.append(try value(depth: depth + 1)) }
                 return items
