@@ -93,6 +93,26 @@ import PortRunLoopTestSupport
         #expect(fixture.center.redisMetrics?.published == 0)
     }
 
+    /// The limit (16 MiB, Docs/RedisNotifications.md) is on the payload: one of exactly that size is
+    /// posted, one byte more is the typed error.
+    @Test func aPayloadOfExactlyTheLimitIsPostedAndOneByteMoreIsNot() throws {
+        let fixture = try RedisFixture()
+        defer { fixture.shutDown() }
+        let sender = fixture.center.uniqueName ?? ""
+        // Format, flags, sender, count, then the entry "blob": key, tag, length, bytes.
+        let overhead = 1 + 1 + (4 + sender.utf8.count) + 4 + (4 + 4) + 1 + 4
+        let fitting = (16 << 20) - overhead
+        try fixture.center.post(name: .init("limit"), userInfo: ["blob": Data(count: fitting)])
+        #expect {
+            try fixture.center.post(name: .init("limit"), userInfo: ["blob": Data(count: fitting + 1)])
+        } throws: { error in
+            guard case BusNotificationError.unsupportedUserInfoValue = error else { return false }
+            return true
+        }
+        try fixture.center.flushRedisPosts(timeout: .seconds(30))
+        #expect(fixture.center.redisMetrics?.published == 1)
+    }
+
     /// The command is written into a buffer sized by an estimate (a few dozen bytes per entry); a
     /// larger one is written again at the size the first pass counted. Both arrive byte for byte.
     @Test func aPayloadLargerThanItsEstimateArrivesWhole() throws {
