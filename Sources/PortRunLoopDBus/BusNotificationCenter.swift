@@ -198,9 +198,12 @@ public final class BusNotificationCenter: @unchecked Sendable {
         if name.utf8.count > maximumNameLength { throw .invalidName("longer than \(maximumNameLength) bytes") }
     }
 
-    /// Whether `text` holds a NUL byte (a native string's bytes are scanned in place).
+    /// Whether `text` holds a NUL byte (a native string's bytes are scanned in place, by `memchr`).
     private static func containsNUL(_ text: String) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? text.utf8.contains(0)
+        text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard let base = utf8.baseAddress else { return false }
+            return memchr(base, 0, utf8.count) != nil
+        } ?? text.utf8.contains(0)
     }
 
     static func validate(object: String) throws(BusNotificationError) {
