@@ -78,6 +78,9 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// How many observations take raw bus signals (written under `state`'s lock, read without it
     /// on the loop's thread for each message: ``observesSignals``).
     let signalObservationCount = Atomic<Int>(0)
+    /// ``BusNotificationCenterMetrics/posted``, counted outside ``state``'s lock: a post from any
+    /// thread takes none of the center's locks (its transport's post queue has its own).
+    private let postedCount = Atomic<Int>(0)
 
     /// The suspension in effect, read and written on ``loop``'s thread only.
     final class LoopState {
@@ -160,7 +163,11 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// The center's counts so far.
     ///
     /// Thread-safety: any thread.
-    public var metrics: BusNotificationCenterMetrics { state.withLock { $0.metrics } }
+    public var metrics: BusNotificationCenterMetrics {
+        var metrics = state.withLock { $0.metrics }
+        metrics.posted = postedCount.load(ordering: .relaxed)
+        return metrics
+    }
 
     // MARK: Posting
 
@@ -189,7 +196,7 @@ public final class BusNotificationCenter: @unchecked Sendable {
         let envelope = NotificationEnvelope(name: name.rawValue, object: object, userInfo: userInfo,
                                             deliverImmediately: deliverImmediately)
         try transport.post(envelope)
-        state.withLock { $0.metrics.posted += 1 }
+        postedCount.add(1, ordering: .relaxed)
     }
 
     static func validate(name: String) throws(BusNotificationError) {
