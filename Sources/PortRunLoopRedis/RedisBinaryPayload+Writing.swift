@@ -54,7 +54,7 @@ extension RedisBinaryPayload {
                 return
             }
             do {
-                try appendEntries(of: userInfo, count: userInfo.count)
+                try appendEntries(of: userInfo)
             } catch {
                 throw error.error
             }
@@ -84,16 +84,14 @@ extension RedisBinaryPayload {
 
         mutating func appendString(_ string: String) {
             // A native string's bytes in place (no copy, no retain); another (bridged) made native.
-            let done: Void? = string.utf8.withContiguousStorageIfAvailable { utf8 in
-                appendLength(utf8.count)
-                append(UnsafeRawBufferPointer(utf8))
-            }
-            if done != nil { return }
+            if string.utf8.withContiguousStorageIfAvailable({ appendLengthAndBytes($0) }) != nil { return }
             var string = string
-            string.withUTF8 { utf8 in
-                appendLength(utf8.count)
-                append(UnsafeRawBufferPointer(utf8))
-            }
+            string.withUTF8 { appendLengthAndBytes($0) }
+        }
+
+        private mutating func appendLengthAndBytes(_ utf8: UnsafeBufferPointer<UInt8>) {
+            appendLength(utf8.count)
+            append(UnsafeRawBufferPointer(utf8))
         }
 
         private mutating func appendWord(_ tag: UInt8, _ word: UInt64) {
@@ -101,8 +99,8 @@ extension RedisBinaryPayload {
             withUnsafeBytes(of: word.littleEndian) { append($0) }
         }
 
-        private mutating func appendEntries(of dictionary: [AnyHashable: Any], count: Int) throws(Unsupported) {
-            appendLength(count)
+        private mutating func appendEntries(of dictionary: [AnyHashable: Any]) throws(Unsupported) {
+            appendLength(dictionary.count)
             for (key, item) in dictionary {
                 guard let name = PropertyListScalar.key(key) else {
                     throw Unsupported(path: ["\(key)"], type: "key of type \(type(of: key.base))")
@@ -165,7 +163,7 @@ extension RedisBinaryPayload {
                 }
             case let v as [AnyHashable: Any]:
                 append(Tag.dictionary)
-                try appendEntries(of: v, count: v.count)
+                try appendEntries(of: v)
             default:
                 throw Unsupported(path: [], type: "\(type(of: value))")
             }

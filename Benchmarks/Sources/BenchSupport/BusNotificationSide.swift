@@ -136,7 +136,8 @@ public struct BusNotificationPeer: Sendable, Hashable {
     ///
     /// Thread-safety: any thread.
     public func connect(_ address: String, role: BusNotificationRole) throws -> any BusNotificationSide {
-        switch (transport, implementation) {
+        if bare, transport != "Redis" { throw CrossProcessFailure("bare peers are Redis only") }
+        return switch (transport, implementation) {
         case ("DBus", "Raw"): try RawDBusNotificationSide(address: address, role: role)
         case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role, bare: bare)
         case ("DBus", _): try OursBusNotificationSide(dbus: address, role: role)
