@@ -211,8 +211,11 @@ extension PortRunLoop {
         let id = ObjectIdentifier(port)
         // The registration that passed the last full check, and its generation then. Common modes
         // only ever grow, and a nested run that changes the running mode returns before the next
-        // message, so a passed check stays valid until the registration changes.
-        var checked: (registration: PortRegistration, generation: UInt)? = (registration, registration.generation)
+        // message, so a passed check stays valid until the registration changes. Kept as two plain
+        // locals (not an optional tuple, whose binding retained and released the registration
+        // on every message).
+        var checkedRegistration = registration
+        var checkedGeneration = registration.generation
         var message = MessagePort.Message(msgid: 0, components: [], replyAddress: nil, receivePort: port)
         let ambient = innermostRunHasAmbientContext
         while !port.ownerBuffer.isEmpty {
@@ -220,16 +223,16 @@ extension PortRunLoop {
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
             // already put back (and may belong to another loop now: do not touch it); still
             // scheduled in other modes, put the rest back and keep the port pending for them.
-            if let current = checked, current.registration.generation == current.generation {
-                // Unchanged since the last check (the per-message fast path).
-            } else {
+            if checkedRegistration.generation != checkedGeneration {
+                // Changed since the last check (the per-message fast path is the test above).
                 guard let registration = ports[id] else { break }
                 guard registration.group.isInRunningMode else {
                     port.requeueBuffered()
                     if !pendingPorts.contains(where: { $0 === port }) { pendingPorts.append(port) }
                     break
                 }
-                checked = (registration, registration.generation)
+                checkedRegistration = registration
+                checkedGeneration = registration.generation
             }
             // Invalidated (by a handler, or by another thread since the last message): once
             // `invalidate()` has returned no handler may start, so the rest is discarded. A plain
