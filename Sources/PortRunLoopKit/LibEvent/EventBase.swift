@@ -102,7 +102,9 @@ final class LoopEvent {
 
 private let portRunLoopEventCallbackPointer: event_callback_fn = { fd, what, context in
     guard let context else { return }
-    Unmanaged<LibEventReceiver>.fromOpaque(context).takeUnretainedValue().eventFired(EventFlags(rawValue: what))
+    // Borrowed for the call, not retained: the receiver's `LoopEvent` holds it until the owner
+    // thread detaches it, which never happens inside a callback (callbacks only mark readiness).
+    Unmanaged<LibEventReceiver>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.eventFired(EventFlags(rawValue: what)) }
 }
 
 extension timeval {

@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import Logging
 
@@ -17,7 +16,12 @@ import Logging
 final class FileDescriptorRegistration: LibEventReceiver {
     let source: FileDescriptorSource
     let group: SourceGroup
-    private unowned let loop: PortRunLoop
+    /// Unretained: only the loop's own code calls into a registration, on its thread, while the
+    /// loop is alive (its callbacks, runs and registry), so the reference is never read after the
+    /// loop is gone. Reached through `_withUnsafeGuaranteedRef`: an `unowned` read costs a strong
+    /// retain and release per event (and an `unowned(unsafe)` one still a retain and release
+    /// around the queue it appends to).
+    private let loop: Unmanaged<PortRunLoop>
     private var event: LoopEvent?
     /// Readiness reported since the handler last ran (merged when reported twice).
     var readyEvents: FileDescriptorSource.Events = []
@@ -29,7 +33,7 @@ final class FileDescriptorRegistration: LibEventReceiver {
     init(source: FileDescriptorSource, group: SourceGroup, loop: PortRunLoop) throws(PortRunLoopError) {
         self.source = source
         self.group = group
-        self.loop = loop
+        self.loop = Unmanaged.passUnretained(loop)
         super.init()
         var flags: EventFlags = [.persist]
         if source.events.contains(.read) { flags.insert(.read) }
@@ -50,7 +54,7 @@ final class FileDescriptorRegistration: LibEventReceiver {
         if flags.contains(.write) { readyEvents.insert(.write) }
         if !isQueued {
             isQueued = true
-            loop.readyFileDescriptors.append(self)
+            loop._withUnsafeGuaranteedRef { $0.readyFileDescriptors.append(self) }
         }
     }
 
@@ -71,7 +75,7 @@ final class FileDescriptorRegistration: LibEventReceiver {
         event.remove()
         if !isSuspended {
             isSuspended = true
-            loop.suspendedFileDescriptors.append(self)
+            loop._withUnsafeGuaranteedRef { $0.suspendedFileDescriptors.append(self) }
         }
     }
 
@@ -213,7 +217,8 @@ extension PortRunLoop {
         var budget = readyFileDescriptors.count
         guard budget > 0 else { return false }
         let ambient = innermostRunHasAmbientContext
-        while budget > 0, let registration = readyFileDescriptors.popFirst() {
+        while budget > 0, !readyFileDescriptors.isEmpty {
+            let registration = readyFileDescriptors.popFirst()
             budget -= 1
             registration.isQueued = false
             let ready = registration.readyEvents
@@ -226,11 +231,17 @@ extension PortRunLoop {
                 registration.suspend()
                 continue
             }
-            let source = registration.source
-            if source.gate.tryEnter() {
+            // The registration taken off the queue holds its source (a `let`), and the source its
+            // gate and handler: borrowed, not retained and released per event (they were four
+            // atomic read-modify-writes of each event).
+            let entered = Unmanaged.passUnretained(registration.source)._withUnsafeGuaranteedRef { source -> Bool in
+                guard source.gate.tryEnter() else { return false }
                 // An fd source belongs to the loop, not to a caller: no `ServiceContext`.
                 withCallerContext(nil, ambient: ambient) { source.handler(ready) }
                 source.gate.exit()
+                return true
+            }
+            if entered {
                 fdEventsHandled.increment()
                 handled = true
             }

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import DequeModule
 import Foundation
 import Logging
 import Synchronization
@@ -91,7 +90,7 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var nextTimerSequence: UInt64 = 0
     /// Fd sources libevent reported ready in a mode they are in, in order (see
     /// ``handleReadyFileDescriptors()``).
-    @exclusivity(unchecked) var readyFileDescriptors: Deque<FileDescriptorRegistration> = []
+    @exclusivity(unchecked) var readyFileDescriptors = HandoffQueue<FileDescriptorRegistration>()
     /// Fd sources disarmed because they fired in a mode they are not in (see
     /// ``FileDescriptorRegistration``).
     @exclusivity(unchecked) var suspendedFileDescriptors: [FileDescriptorRegistration] = []
