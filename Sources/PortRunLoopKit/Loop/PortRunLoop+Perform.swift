@@ -168,8 +168,15 @@ extension PortRunLoop {
 }
 
 extension Duration {
+    /// The duration in seconds. Converted from the two 64-bit halves of its attosecond count:
+    /// `components` divides the 128-bit count (~200 instructions, and a cross-process request
+    /// converts two timeouts), and `Double(attoseconds)` goes through the generic integer
+    /// conversion (thousands).
     var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
+        let attoseconds = self.attoseconds
+        let magnitude = attoseconds.magnitude
+        let value = (Double(UInt64(truncatingIfNeeded: magnitude >> 64)) * 0x1p64
+            + Double(UInt64(truncatingIfNeeded: magnitude))) / 1e18
+        return attoseconds < 0 ? -value : value
     }
 }
