@@ -56,7 +56,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private var endObserver: (@Sendable (MessagePort.InvalidationReason) -> Void)?
     @exclusivity(unchecked) private var nextRequestID: UInt64 = 1
     /// Requests waiting for their reply, by request id; the reply is stored in the wait.
-    @exclusivity(unchecked) private var requests: [UInt64: ReplyWait] = [:]
+    @exclusivity(unchecked) private var requests = PendingRequests()
     /// Local reply ports named in sends, by route id (held like a message holds its reply port).
     @exclusivity(unchecked) private var routes: [UInt64: MessagePort] = [:]
     @exclusivity(unchecked) private var routeIDs: [ObjectIdentifier: UInt64] = [:]
@@ -223,7 +223,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         let wait = ReplyWait(waiter: loop)
         let id = condition.withLock { _ -> UInt64 in
             defer { nextRequestID += 1 }
-            requests[nextRequestID] = wait
+            requests.insert(wait, id: nextRequestID)
             return nextRequestID
         }
         let sent = send(frameFor: { _ in
@@ -231,7 +231,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                               descriptorCount: UInt8(truncatingIfNeeded: descriptors.count))
         }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, descriptors: descriptors, before: sendDeadline)
         if case .failure(let error) = sent {
-            condition.withLock { _ in _ = requests.removeValue(forKey: id) }
+            condition.withLock { _ in requests.remove(id) }
             throw error
         }
         let receiveDeadline = System.monotonicSeconds() + receiveTimeout
@@ -244,7 +244,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             }
         }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
-            requests.removeValue(forKey: id)
+            requests.remove(id)
             if let reply = wait.reply { return reply }
             if let ended { throw ended }
             throw .receiveTimedOut
@@ -510,7 +510,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             credits += Int(frame.firstID)
             if credits > parameters.credits { protocolViolation("more credits returned than granted") }
         case .reply:
-            if let wait = requests[frame.firstID], wait.reply == nil {
+            if let wait = requests[id: frame.firstID], wait.reply == nil {
                 wait.reply = ReplyWait.Reply(msgid: frame.msgid, components: frame.components, descriptors: descriptors)
                 wait.complete()
             } else {
@@ -548,7 +548,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if endObserver != nil { endToReport = reason }
         if fd >= 0 { System.shutdown(fd) }
         closeIfEnded()
-        for wait in requests.values { wait.complete() }
+        requests.forEach { $0.complete() }
         condition.broadcast()
     }
 
