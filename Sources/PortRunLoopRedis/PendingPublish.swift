@@ -83,7 +83,7 @@ struct PendingPublish: Sendable {
         }
         writer.append("\r\n$")
         let lengthAt = writer.count
-        writer.append("00000000")
+        for _ in 0..<lengthDigits { writer.append(UInt8(ascii: "0")) } // room, filled in below
         writer.append("\r\n")
         let payloadAt = writer.count
         if let json {
@@ -96,18 +96,10 @@ struct PendingPublish: Sendable {
         guard !writer.overflowed, length <= RedisBinaryPayload.maximumSize, let base = buffer.baseAddress else {
             return (writer.count, length, 0)
         }
-        var digits = 0
-        var rest = length
-        repeat {
-            digits += 1
-            rest /= 10
-        } while rest > 0
+        let digits = decimalDigits(length)
         let start = lengthDigits - digits
-        var value = length
-        for index in stride(from: lengthAt + lengthDigits - 1, through: lengthAt + start, by: -1) {
-            base.storeBytes(of: UInt8(ascii: "0") + UInt8(value % 10), toByteOffset: index, as: UInt8.self)
-            value /= 10
-        }
+        var lengthWriter = RedisBinaryPayload.Writer(UnsafeMutableRawBufferPointer(start: base + lengthAt + start, count: digits))
+        appendDecimal(length, to: &lengthWriter)
         if start > 0 {
             memmove(base + start, base, lengthAt)
         }
@@ -117,6 +109,17 @@ struct PendingPublish: Sendable {
     /// The command's bytes.
     func withCommand<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
         storage.withUnsafeMutablePointerToElements { body(UnsafeRawBufferPointer(start: $0 + start, count: end - start)) }
+    }
+
+    /// How many decimal digits `value` (≥ 0) has.
+    private static func decimalDigits(_ value: Int) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            digits += 1
+            rest /= 10
+        }
+        return digits
     }
 
     private static func appendDecimal(_ value: Int, to writer: inout RedisBinaryPayload.Writer) {

@@ -100,10 +100,3 @@ public struct RedisReconnectPolicy: Sendable, Hashable {
     /// The delay after `delay`: doubled, at most ``maximumDelay``.
     func next(after delay: Duration) -> Duration { min(delay * 2, maximumDelay) }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double` (for `RunLoopTimer` and `Date` arithmetic).
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

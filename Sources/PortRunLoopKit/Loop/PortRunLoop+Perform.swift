@@ -171,8 +171,8 @@ extension Duration {
     /// The duration in seconds. Converted from the two 64-bit halves of its attosecond count:
     /// `components` divides the 128-bit count (~200 instructions, and a cross-process request
     /// converts two timeouts), and `Double(attoseconds)` goes through the generic integer
-    /// conversion (thousands).
-    var seconds: Double {
+    /// conversion (thousands). `package`: the Redis transport's timers and deadlines use it too.
+    package var seconds: Double {
         let attoseconds = self.attoseconds
         let magnitude = attoseconds.magnitude
         let value = (Double(UInt64(truncatingIfNeeded: magnitude >> 64)) * 0x1p64
