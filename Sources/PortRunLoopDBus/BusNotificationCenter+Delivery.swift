@@ -14,7 +14,12 @@ extension BusNotificationCenter: TransportDelegate {
         }
         let suspended = loopState.suspended
         var delivered = 0, dropped = 0, coalesced = 0, overflowed = 0
+        var envelope = envelope
         for record in records where record.wants(envelope) {
+            // The userInfo in the form this observation takes, made once for all of them.
+            if let fields = record.wantsFields, !envelope.holdsUserInfo(asFields: fields) {
+                envelope = envelope.preparedForDelivery(fields: fields, propertyList: !fields)
+            }
             let behavior = record.behavior ?? .coalesce
             if !suspended || envelope.deliverImmediately || behavior == .deliverImmediately {
                 delivered += flushHeld(record)
@@ -123,6 +128,12 @@ extension BusNotificationCenter: TransportDelegate {
                 return
             }
             run(on: loop, for: record) { handler(envelope.notification) }
+        case .fields(let loop, let handler):
+            if loop.isCurrentThread {
+                if record.isActive { handler(envelope.busNotification) }
+                return
+            }
+            run(on: loop, for: record) { handler(envelope.busNotification) }
         case .observer(let loop, let box, let handler):
             run(on: loop, for: record) { [weak self] in
                 guard let observer = box.object else {

@@ -27,6 +27,20 @@ extension BusNotificationCenter {
                                  target: .handler(loop, handler), label: "\(name?.rawValue ?? "any name") on \(loop.name)")
     }
 
+    /// Observes notifications named `name` (nil: every name) with object `object` (nil: any),
+    /// calling `handler` on `loop`'s thread with the userInfo as typed ``BusFields``: read by
+    /// comparing strings, with no `[AnyHashable: Any]` made for it (unless another observation
+    /// wants one). Whoever posted it, and as fields or as a property list, the notification is the
+    /// same. Otherwise as ``addObserver(forName:object:suspensionBehavior:on:using:)``.
+    ///
+    /// Thread-safety: any thread.
+    public func addFieldsObserver(forName name: Notification.Name?, object: String? = nil,
+                                  suspensionBehavior: BusSuspensionBehavior = .coalesce, on loop: PortRunLoop = .main,
+                                  using handler: @escaping @Sendable (BusNotification) -> Void) throws(BusNotificationError) -> BusObservation {
+        try observeNotifications(name: name, object: object, behavior: suspensionBehavior,
+                                 target: .fields(loop, handler), label: "\(name?.rawValue ?? "any name") on \(loop.name), as fields")
+    }
+
     /// Observes notifications on behalf of `observer`, held weakly, calling
     /// `handler(observer, notification)` on `loop`'s thread:
     /// `center.addObserver(self, name: .settingsChanged) { me, note in me.settingsChanged(note) }`.

@@ -82,9 +82,10 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// thread takes none of the center's locks (its transport's post queue has its own).
     private let postedCount = Atomic<Int>(0)
 
-    /// The suspension in effect, read and written on ``loop``'s thread only.
+    /// The suspension in effect, read and written on ``loop``'s thread only (so without the
+    /// runtime's dynamic exclusivity check, which every received notification would pay).
     final class LoopState {
-        var suspended = false
+        @exclusivity(unchecked) var suspended = false
     }
 
     nonisolated(unsafe) let loopState = LoopState()
@@ -194,6 +195,25 @@ public final class BusNotificationCenter: @unchecked Sendable {
         try Self.validate(name: name.rawValue)
         if let object { try Self.validate(object: object) }
         let envelope = NotificationEnvelope(name: name.rawValue, object: object, userInfo: userInfo,
+                                            deliverImmediately: deliverImmediately)
+        try transport.post(envelope)
+        postedCount.add(1, ordering: .relaxed)
+    }
+
+    /// Broadcasts a notification whose userInfo is typed `fields`: the same signal or payload as
+    /// ``post(name:object:userInfo:deliverImmediately:)`` with the fields' property list (so
+    /// observers of either form, and other programs, receive the same), written without a
+    /// `[AnyHashable: Any]` and the casts of its keys and values. Otherwise as that call.
+    ///
+    /// - Throws: ``BusNotificationError/invalidName(_:)``, ``BusNotificationError/invalidObject(_:)``
+    ///   or ``BusNotificationError/disconnected``.
+    ///
+    /// Thread-safety: any thread.
+    public func post(name: Notification.Name, object: String? = nil, fields: BusFields,
+                     deliverImmediately: Bool = false) throws(BusNotificationError) {
+        try Self.validate(name: name.rawValue)
+        if let object { try Self.validate(object: object) }
+        let envelope = NotificationEnvelope(name: name.rawValue, object: object, fields: fields.isEmpty ? nil : fields,
                                             deliverImmediately: deliverImmediately)
         try transport.post(envelope)
         postedCount.add(1, ordering: .relaxed)

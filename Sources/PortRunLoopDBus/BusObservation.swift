@@ -67,7 +67,7 @@ final class WeakObserver: @unchecked Sendable {
 ///
 /// Thread-safety: `@unchecked Sendable`: `filter`, `target`, `subscription` and `label` are
 /// immutable; `active` and `disconnectionReported` are guarded by their locks; `held` and `overflowReported` are touched on the
-/// center's loop thread only.
+/// center's loop thread only (hence `@exclusivity(unchecked)`: no dynamic check per delivery).
 final class BusObservationRecord: @unchecked Sendable {
     enum Filter {
         case notifications(name: String?, object: String?, behavior: BusSuspensionBehavior)
@@ -77,6 +77,7 @@ final class BusObservationRecord: @unchecked Sendable {
 
     enum Target {
         case handler(PortRunLoop, @Sendable (Notification) -> Void)
+        case fields(PortRunLoop, @Sendable (BusNotification) -> Void)
         case observer(PortRunLoop, WeakObserver, @Sendable (AnyObject, Notification) -> Void)
         case forward(ThreadNotificationCenter)
         case signal(PortRunLoop, @Sendable (BusSignal) -> Void)
@@ -89,8 +90,8 @@ final class BusObservationRecord: @unchecked Sendable {
     let label: String
     private let active = Locked(true)
     private let disconnectionReported = Locked(false)
-    var held: [NotificationEnvelope] = []
-    var overflowReported = false
+    @exclusivity(unchecked) var held: [NotificationEnvelope] = []
+    @exclusivity(unchecked) var overflowReported = false
 
     init(filter: Filter, target: Target, subscription: TransportSubscriptionToken?, label: String) {
         self.filter = filter
@@ -126,6 +127,15 @@ final class BusObservationRecord: @unchecked Sendable {
     func wants(_ envelope: NotificationEnvelope) -> Bool {
         guard case .notifications(let name, let object, _) = filter else { return false }
         return envelope.matches(name: name, object: object)
+    }
+
+    /// Whether the target takes the userInfo as fields (else as a property list; nil: neither).
+    var wantsFields: Bool? {
+        switch target {
+        case .fields: true
+        case .handler, .observer, .forward: false
+        case .signal, .disconnection: nil
+        }
     }
 
     var observer: AnyObject? {

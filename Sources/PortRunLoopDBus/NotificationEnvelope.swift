@@ -16,10 +16,24 @@ public struct NotificationEnvelope: @unchecked Sendable {
     ///
     /// Thread-safety: immutable.
     public let object: String?
-    /// The userInfo property list, or nil.
+    /// The userInfo as it was posted or read: fields, a property list, or both once an observer of
+    /// the other form was served (``preparedForDelivery(fields:propertyList:)``).
+    package let payload: Payload
+
+    /// What an envelope's userInfo is held as.
     ///
-    /// Thread-safety: immutable (property-list values only).
-    public let userInfo: [AnyHashable: Any]?
+    /// Thread-safety: a value (property-list values only, see the envelope).
+    package enum Payload {
+        /// No userInfo.
+        case none
+        /// A property list (posted as one, or read from a JSON envelope).
+        case propertyList([AnyHashable: Any])
+        /// Fields (posted as fields, or read from a D-Bus signal or a binary Redis payload).
+        case fields(BusFields)
+        /// Both forms of the same userInfo.
+        case both(BusFields, [AnyHashable: Any])
+    }
+
     /// The poster's `deliverImmediately`.
     ///
     /// Thread-safety: immutable.
@@ -29,10 +43,83 @@ public struct NotificationEnvelope: @unchecked Sendable {
     ///
     /// Thread-safety: a value type.
     public init(name: String, object: String?, userInfo: [AnyHashable: Any]?, deliverImmediately: Bool) {
+        self.init(name: name, object: object, payload: userInfo.map { .propertyList($0) } ?? .none,
+                  deliverImmediately: deliverImmediately)
+    }
+
+    /// An envelope whose userInfo is `fields` (nil: none).
+    ///
+    /// Thread-safety: a value type.
+    public init(name: String, object: String?, fields: BusFields?, deliverImmediately: Bool) {
+        self.init(name: name, object: object, payload: fields.map { .fields($0) } ?? .none,
+                  deliverImmediately: deliverImmediately)
+    }
+
+    package init(name: String, object: String?, payload: Payload, deliverImmediately: Bool) {
         self.name = name
         self.object = object
-        self.userInfo = userInfo
+        self.payload = payload
         self.deliverImmediately = deliverImmediately
+    }
+
+    /// The userInfo property list, or nil (made from the fields when it was posted or read as
+    /// fields, as ``BusFields/propertyList`` makes it).
+    ///
+    /// Thread-safety: a value type.
+    public var userInfo: [AnyHashable: Any]? {
+        switch payload {
+        case .none: nil
+        case .propertyList(let dictionary), .both(_, let dictionary): dictionary
+        case .fields(let fields): fields.propertyList
+        }
+    }
+
+    /// The userInfo as fields, or nil for none (made from the property list when it was posted or
+    /// read as one).
+    ///
+    /// Thread-safety: a value type.
+    public var fields: BusFields? {
+        switch payload {
+        case .none: nil
+        case .fields(let fields), .both(let fields, _): fields
+        case .propertyList(let dictionary): BusFields(decodedPropertyList: dictionary)
+        }
+    }
+
+    /// The number of userInfo entries (0 for none).
+    ///
+    /// Thread-safety: a value type.
+    public var userInfoCount: Int {
+        switch payload {
+        case .none: 0
+        case .propertyList(let dictionary): dictionary.count
+        case .fields(let fields), .both(let fields, _): fields.count
+        }
+    }
+
+    /// Whether the userInfo is already held as fields (`fields`) or as a property list (not
+    /// `fields`), or there is none.
+    func holdsUserInfo(asFields fields: Bool) -> Bool {
+        switch payload {
+        case .none, .both: true
+        case .fields: fields
+        case .propertyList: !fields
+        }
+    }
+
+    /// This envelope with its userInfo also in the forms asked for, made once here so that every
+    /// observation it is delivered (or held) for shares them.
+    func preparedForDelivery(fields wantsFields: Bool, propertyList wantsPropertyList: Bool) -> NotificationEnvelope {
+        switch payload {
+        case .fields(let fields) where wantsPropertyList:
+            NotificationEnvelope(name: name, object: object, payload: .both(fields, fields.propertyList),
+                                 deliverImmediately: deliverImmediately)
+        case .propertyList(let dictionary) where wantsFields:
+            NotificationEnvelope(name: name, object: object, payload: .both(BusFields(decodedPropertyList: dictionary), dictionary),
+                                 deliverImmediately: deliverImmediately)
+        default:
+            self
+        }
     }
 
     /// The Foundation notification observers receive (`object` is the string, or nil).
@@ -49,4 +136,12 @@ public struct NotificationEnvelope: @unchecked Sendable {
 
     /// The key `.coalesce` keeps one notification per.
     var coalescingKey: String { name + "\u{0}" + (object ?? "") }
+}
+
+extension NotificationEnvelope {
+    /// The notification fields observers receive.
+    var busNotification: BusNotification {
+        BusNotification(name: Notification.Name(name), object: object, fields: fields ?? BusFields(),
+                        deliverImmediately: deliverImmediately)
+    }
 }

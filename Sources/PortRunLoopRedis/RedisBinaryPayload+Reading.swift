@@ -33,56 +33,61 @@ extension RedisBinaryPayload {
             try skipSender()
             let object = flags & Flag.hasObject != 0 ? try string() : nil
             let count = try self.count(minimumBytesEach: 5)
-            var userInfo: [AnyHashable: Any]?
-            if count > 0 {
-                // Sized at creation: `reserveCapacity` on an empty dictionary takes a longer,
-                // unspecialized path through the standard library.
-                var entries = [AnyHashable: Any](minimumCapacity: count)
-                for _ in 0..<count {
-                    let key = try string()
-                    let value = try self.value(depth: 0)
-                    guard entries.updateValue(value, forKey: key) == nil else { throw .binary("userInfo key \"\(key)\" twice") }
-                }
-                userInfo = entries
-            }
+            let fields = count > 0 ? try self.fields(count: count, depth: 0, at: nil) : nil
             guard offset == bytes.count else { throw .binary("\(bytes.count - offset) bytes after the last entry") }
-            return NotificationEnvelope(name: name, object: object.flatMap { $0.isEmpty ? nil : $0 }, userInfo: userInfo,
+            return NotificationEnvelope(name: name, object: object.flatMap { $0.isEmpty ? nil : $0 }, fields: fields,
                                         deliverImmediately: flags & Flag.deliverImmediately != 0)
         }
 
-        private mutating func value(depth: Int) throws(MalformedPayload) -> Any {
+        /// `count` entries, keys unique (a key twice is malformed; `at`: the dictionary's byte,
+        /// nil for the userInfo itself).
+        private mutating func fields(count: Int, depth: Int, at: Int?) throws(MalformedPayload) -> BusFields {
+            var entries: [BusFields.Element] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                entries.append((try string(), try value(depth: depth)))
+            }
+            let fields = BusFields(readEntries: entries)
+            if fields.count != count {
+                let key = Self.repeatedKey(entries)
+                throw .binary(at.map { "dictionary key \"\(key)\" twice at byte \($0)" } ?? "userInfo key \"\(key)\" twice")
+            }
+            return fields
+        }
+
+        /// The first key of `entries` that comes twice (they have one).
+        private static func repeatedKey(_ entries: [BusFields.Element]) -> String {
+            var seen = Set<String>()
+            for entry in entries where !seen.insert(entry.key).inserted { return entry.key }
+            return ""
+        }
+
+        private mutating func value(depth: Int) throws(MalformedPayload) -> BusFieldValue {
             let at = offset
             switch try byte() {
-            case Tag.string: return try string()
-            case Tag.int: return Int(Int64(bitPattern: try word()))
+            case Tag.string: return .string(try string())
+            case Tag.int: return .int(Int(Int64(bitPattern: try word())))
             case Tag.uint:
                 let v = try word()
-                return v <= UInt64(Int.max) ? Int(v) : v
-            case Tag.double: return Double(bitPattern: try word())
-            case Tag.false: return false
-            case Tag.true: return true
+                return v <= UInt64(Int.max) ? .int(Int(v)) : .unsignedInt(v)
+            case Tag.double: return .double(Double(bitPattern: try word()))
+            case Tag.false: return .bool(false)
+            case Tag.true: return .bool(true)
             case Tag.data:
                 let region = try span(try length())
-                guard let base = region.baseAddress, !region.isEmpty else { return Data() }
-                return Data(bytes: base, count: region.count)
+                guard let base = region.baseAddress, !region.isEmpty else { return .data(Data()) }
+                return .data(Data(bytes: base, count: region.count))
             case Tag.array:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 1)
-                var items: [Any] = []
+                var items: [BusFieldValue] = []
                 items.reserveCapacity(count)
                 for _ in 0..<count { items.append(try value(depth: depth + 1)) }
-                return items
+                return .array(items)
             case Tag.dictionary:
                 guard depth < maximumDepth else { throw .binary("nested deeper than \(maximumDepth) at byte \(at)") }
                 let count = try self.count(minimumBytesEach: 5)
-                var entries = [String: Any](minimumCapacity: count)
-                for _ in 0..<count {
-                    let key = try string()
-                    guard entries.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
-                        throw .binary("dictionary key \"\(key)\" twice at byte \(at)")
-                    }
-                }
-                return entries
+                return .dictionary(try fields(count: count, depth: depth + 1, at: at))
             case let tag:
                 throw .binary("unknown value tag 0x\(String(tag, radix: 16)) at byte \(at)")
             }

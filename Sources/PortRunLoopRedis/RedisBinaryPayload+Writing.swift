@@ -49,14 +49,47 @@ extension RedisBinaryPayload {
             append(flags)
             appendString(sender)
             if let object = envelope.object { appendString(object) }
-            guard let userInfo = envelope.userInfo else {
-                appendLength(0)
-                return
+            switch envelope.payload {
+            case .none: appendLength(0)
+            case .fields(let fields), .both(let fields, _): appendFields(fields)
+            case .propertyList(let userInfo):
+                do {
+                    try appendEntries(of: userInfo)
+                } catch {
+                    throw error.error
+                }
             }
-            do {
-                try appendEntries(of: userInfo)
-            } catch {
-                throw error.error
+        }
+
+        /// Fields, in their order (every value has a binary form: nothing can fail).
+        private mutating func appendFields(_ fields: BusFields) {
+            appendLength(fields.count)
+            for field in fields {
+                appendString(field.key)
+                appendField(field.value)
+            }
+        }
+
+        private mutating func appendField(_ value: BusFieldValue) {
+            switch value {
+            case .string(let v):
+                append(Tag.string)
+                appendString(v)
+            case .bool(let v): append(v ? Tag.true : Tag.false)
+            case .int(let v): appendWord(Tag.int, UInt64(bitPattern: Int64(v)))
+            case .unsignedInt(let v): appendWord(v <= UInt64(Int64.max) ? Tag.int : Tag.uint, v)
+            case .double(let v): appendWord(Tag.double, v.bitPattern)
+            case .data(let v):
+                append(Tag.data)
+                appendLength(v.count)
+                v.withUnsafeBytes { append($0) }
+            case .array(let items):
+                append(Tag.array)
+                appendLength(items.count)
+                for item in items { appendField(item) }
+            case .dictionary(let fields):
+                append(Tag.dictionary)
+                appendFields(fields)
             }
         }
 

@@ -48,7 +48,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     /// the metrics or state readers).
     let postQueue = PostBatches<PendingPublish>()
 
-    /// What the transport keeps on the loop's thread.
+    /// What the transport keeps on the loop's thread. The fields every received message touches
+    /// are `@exclusivity(unchecked)`: one thread ever uses them, so the runtime's dynamic
+    /// exclusivity check (~80 instructions per access) has nothing to find.
     final class LoopState {
         var publisher: RedisConnection?
         var subscriber: RedisConnection?
@@ -72,14 +74,14 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         /// Callers of ``flush(timeout:)``, in the order of their PINGs on the publisher.
         var flushWaiters: [LoopWaiter] = []
         /// Messages read, waiting for the common-mode drain that hands them to the delegate.
-        var inbox: [IncomingMessage] = []
+        @exclusivity(unchecked) var inbox: [IncomingMessage] = []
         /// The inbox's previous storage, swapped back in by the next drain.
-        var spareInbox: [IncomingMessage] = []
+        @exclusivity(unchecked) var spareInbox: [IncomingMessage] = []
         /// The last channel's name, reused while messages keep coming on that channel.
-        var channelNames = RedisChannelNaming.NameCache()
+        @exclusivity(unchecked) var channelNames = RedisChannelNaming.NameCache()
         /// PUBLISH replies read and not yet added to the metrics.
         var confirmedUncounted = 0
-        var drainScheduled = false
+        @exclusivity(unchecked) var drainScheduled = false
 
         init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }
     }

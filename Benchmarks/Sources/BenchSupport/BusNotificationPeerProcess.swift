@@ -32,7 +32,7 @@ public func runBusNotificationPeerProcess(role: String, peer argument: String, a
         }
         side.close()
     }
-    guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (dbus.ours, dbus.raw, redis.ours, redis.raw, redis.ours.bare, redis.raw.bare)") }
+    guard let peer = BusNotificationPeer.named(argument) else { fail("unknown peer (one of: \(BusNotificationPeer.all.map(\.argument).joined(separator: ", ")))") }
     do {
         switch role {
         case "notify-send":

@@ -29,7 +29,7 @@ extension Scenarios {
         guard !peer.bare else { return } // no seq travels: bursts only
         let roundTrip = FixtureBox<BusNotificationFixture>()
         Benchmark(
-            "BusNotification.RoundTrip.\(peer.transport).\(peer.implementation)",
+            "BusNotification.RoundTrip.\(peer.transport).\(peer.rowName)",
             configuration: .init(metrics: metrics + [BenchMetrics.p99Ns], warmupIterations: 2, scalingFactor: .kilo,
                                  maxDuration: .seconds(3), maxIterations: 50),
             closure: { benchmark in roundTrip.fixture!.runRoundTrips(benchmark) },

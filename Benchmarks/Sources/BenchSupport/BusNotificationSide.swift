@@ -97,20 +97,29 @@ public struct BusNotificationPeer: Sendable, Hashable {
     ///
     /// Thread-safety: immutable.
     public let bare: Bool
+    /// Whether ours posts and observes the same two entries as typed `BusFields`
+    /// (`post(name:object:fields:)`, `addFieldsObserver`) instead of a `[AnyHashable: Any]`: the
+    /// same notifications on the wire, without the dictionary on either side.
+    ///
+    /// Thread-safety: immutable.
+    public let fields: Bool
 
-    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours` or `redis.raw.bare`.
+    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours`, `dbus.ours.fields` or
+    /// `redis.raw.bare`.
     ///
     /// Thread-safety: any thread.
-    public var argument: String { "\(transport.lowercased()).\(implementation.lowercased())" + (bare ? ".bare" : "") }
+    public var argument: String {
+        "\(transport.lowercased()).\(implementation.lowercased())" + (bare ? ".bare" : "") + (fields ? ".fields" : "")
+    }
 
-    /// The benchmark name's last part: `Ours`, `Raw`, `Ours.Bare`, `Raw.Bare`.
+    /// The benchmark name's last part: `Ours`, `Raw`, `Ours.Fields`, `Ours.Bare`, `Raw.Bare`.
     ///
     /// Thread-safety: any thread.
-    public var rowName: String { implementation + (bare ? ".Bare" : "") }
+    public var rowName: String { implementation + (bare ? ".Bare" : "") + (fields ? ".Fields" : "") }
 
     /// Thread-safety: any thread.
-    public init(transport: String, implementation: String, burst: Int, bare: Bool = false) {
-        (self.transport, self.implementation, self.burst, self.bare) = (transport, implementation, burst, bare)
+    public init(transport: String, implementation: String, burst: Int, bare: Bool = false, fields: Bool = false) {
+        (self.transport, self.implementation, self.burst, self.bare, self.fields) = (transport, implementation, burst, bare, fields)
     }
 
     /// The peer named by a `CrossProcessBenchPeer` argument, or nil.
@@ -126,8 +135,10 @@ public struct BusNotificationPeer: Sendable, Hashable {
     public static let all: [BusNotificationPeer] = [
         BusNotificationPeer(transport: "DBus", implementation: "Raw", burst: 10_000),
         BusNotificationPeer(transport: "DBus", implementation: "Ours", burst: 10_000),
+        BusNotificationPeer(transport: "DBus", implementation: "Ours", burst: 10_000, fields: true),
         BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000),
         BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000),
+        BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, fields: true),
         BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000, bare: true),
         BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, bare: true),
     ]
@@ -140,8 +151,8 @@ public struct BusNotificationPeer: Sendable, Hashable {
         return switch (transport, implementation) {
         case ("DBus", "Raw"): try RawDBusNotificationSide(address: address, role: role)
         case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role, bare: bare)
-        case ("DBus", _): try OursBusNotificationSide(dbus: address, role: role)
-        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role, bare: bare)
+        case ("DBus", _): try OursBusNotificationSide(dbus: address, role: role, fields: fields)
+        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role, bare: bare, fields: fields)
         }
     }
 

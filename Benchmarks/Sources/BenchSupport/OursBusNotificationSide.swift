@@ -17,6 +17,8 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
     private let role: BusNotificationRole
     /// Posts the object "bench-peer" and no userInfo (``BusNotificationPeer/bare``).
     private let bare: Bool
+    /// Posts and observes the userInfo as `BusFields` (``BusNotificationPeer/fields``).
+    private let fields: Bool
     private var observation: BusObservation?
     private let counters = Counters()
 
@@ -75,41 +77,45 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
     }
 
-    convenience init(dbus address: String, role: BusNotificationRole) throws {
+    convenience init(dbus address: String, role: BusNotificationRole, fields: Bool = false) throws {
         let thread = try RunLoopThread(name: "bench-bus")
         do {
-            try self.init(thread: thread, center: BusNotificationCenter(endpoint: .dbus(address: address), loop: thread.loop), role: role)
+            try self.init(thread: thread, center: BusNotificationCenter(endpoint: .dbus(address: address), loop: thread.loop), role: role,
+                          fields: fields)
         } catch {
             thread.stop()
             throw error
         }
     }
 
-    convenience init(redisPort port: Int, role: BusNotificationRole, bare: Bool = false) throws {
+    convenience init(redisPort port: Int, role: BusNotificationRole, bare: Bool = false, fields: Bool = false) throws {
         let thread = try RunLoopThread(name: "bench-bus")
         do {
             try self.init(thread: thread, center: BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop),
-                          role: role, bare: bare)
+                          role: role, bare: bare, fields: fields)
         } catch {
             thread.stop()
             throw error
         }
     }
 
-    private init(thread: RunLoopThread, center: BusNotificationCenter, role: BusNotificationRole, bare: Bool = false) throws {
+    private init(thread: RunLoopThread, center: BusNotificationCenter, role: BusNotificationRole, bare: Bool = false,
+                 fields: Bool = false) throws {
         self.thread = thread
         self.center = center
         self.role = role
         self.bare = bare
+        self.fields = fields
         guard let observed = role.observed else { return }
         let counters = self.counters
         let answer = role == .answerer ? Notification.Name(BusNotificationNames.pong) : nil
         let ping = Notification.Name(BusNotificationNames.ping)
         let pinger = role == .pinger
-        observation = try center.addObserver(forName: Notification.Name(observed), on: thread.loop) { [center] note in
-            let seq = note.userInfo?["seq"] as? Int ?? -1
+        // What each side does with one notification, whichever form its userInfo takes: read
+        // `seq`, answer a ping, or record a pong's latency and send the next ping.
+        let handle: @Sendable (Int, (Notification.Name, Int) throws(BusNotificationError) -> Void) -> Void = { seq, post in
             if let answer {
-                try? center.post(name: answer, userInfo: ["from": "bench-peer", "seq": seq])
+                try? post(answer, seq)
             }
             if pinger {
                 // The answer to ping `seq`: record its latency and send the next ping from here.
@@ -126,7 +132,7 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
                 }
                 if let next {
                     do {
-                        try center.post(name: ping, userInfo: ["from": "bench-peer", "seq": next])
+                        try post(ping, next)
                     } catch {
                         counters.pings.withLock { $0.failure = "\(error)" }
                     }
@@ -135,12 +141,29 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
             }
             counters.received()
         }
+        if fields {
+            observation = try center.addFieldsObserver(forName: Notification.Name(observed), on: thread.loop) { [center] note in
+                handle(note.fields["seq"]?.intValue ?? -1) { name, seq throws(BusNotificationError) in
+                    try center.post(name: name, fields: ["from": "bench-peer", "seq": .int(seq)])
+                }
+            }
+        } else {
+            observation = try center.addObserver(forName: Notification.Name(observed), on: thread.loop) { [center] note in
+                handle(note.userInfo?["seq"] as? Int ?? -1) { name, seq throws(BusNotificationError) in
+                    try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
+                }
+            }
+        }
     }
 
     func postBurst(_ count: Int) throws {
         let name = Notification.Name(BusNotificationNames.burst)
         if bare {
             for _ in 0..<count { try center.post(name: name, object: "bench-peer") }
+        } else if fields {
+            for seq in 0..<count {
+                try center.post(name: name, fields: ["from": "bench-peer", "seq": .int(seq)])
+            }
         } else {
             for seq in 0..<count {
                 try center.post(name: name, userInfo: ["from": "bench-peer", "seq": seq])
@@ -163,7 +186,11 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         precondition(count > 0)
         let expected = counters.count + 1  // the last answer is counted; the others post the next ping
         counters.pings.withLock { $0 = Counters.Pings(latencies: latencies, count: count, next: 0, sentAt: ProcessCounters.nanoseconds()) }
-        try center.post(name: Notification.Name(BusNotificationNames.ping), userInfo: ["from": "bench-peer", "seq": 0])
+        if fields {
+            try center.post(name: Notification.Name(BusNotificationNames.ping), fields: ["from": "bench-peer", "seq": 0])
+        } else {
+            try center.post(name: Notification.Name(BusNotificationNames.ping), userInfo: ["from": "bench-peer", "seq": 0])
+        }
         let answered = counters.wait(until: expected, timeout: .now() + .seconds(5 + count / 100))
         let (next, failure) = counters.pings.withLock { pings in
             defer { pings = Counters.Pings() }

@@ -23,22 +23,25 @@ enum NotificationSignalReader {
         guard !name.isEmpty else { return .failure(.emptyName) }
         dbus_message_iter_next(&iter)
         let object = string(&iter)
-        var userInfo: [AnyHashable: Any]?
+        var payload = NotificationEnvelope.Payload.none
         var immediately = false
         if dbus_message_iter_next(&iter) != 0 {
             var entries = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &entries)
             if dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
-                var result: [AnyHashable: Any] = Dictionary(minimumCapacity: Int(dbus_message_iter_get_element_count(&iter)))
-                repeat {
-                    var pair = DBusMessageIter()
-                    dbus_message_iter_recurse(&entries, &pair)
-                    let key = string(&pair)
-                    dbus_message_iter_next(&pair)
-                    guard let value = value(&pair) else { return .failure(.userInfo) }
-                    result[key] = value
-                } while dbus_message_iter_next(&entries) != 0
-                userInfo = result
+                var foreignKeys = false
+                guard let fields = fields(&entries, count: Int(dbus_message_iter_get_element_count(&iter)),
+                                          foreignKeys: &foreignKeys) else { return .failure(.userInfo) }
+                if foreignKeys {
+                    // A dictionary inside keyed by something else than strings: its property-list
+                    // form is read as such (``value(_:)``), not made from the fields' array.
+                    var again = DBusMessageIter()
+                    dbus_message_iter_recurse(&iter, &again)
+                    guard let dictionary = propertyList(&again) else { return .failure(.userInfo) }
+                    payload = .both(fields, dictionary)
+                } else {
+                    payload = .fields(fields)
+                }
             }
             if dbus_message_iter_next(&iter) != 0 {
                 var flag: dbus_bool_t = 0
@@ -47,7 +50,111 @@ enum NotificationSignalReader {
             }
         }
         return .success(NotificationEnvelope(name: name, object: object.isEmpty ? nil : object,
-                                             userInfo: userInfo, deliverImmediately: immediately))
+                                             payload: payload, deliverImmediately: immediately))
+    }
+
+    /// The `{s…}` entries from `iter` on as fields (a key given twice: the later value), or nil
+    /// when a value has no property-list form. `foreignKeys` is set when a dictionary inside is
+    /// keyed by something else than strings.
+    private static func fields(_ iter: inout DBusMessageIter, count: Int, foreignKeys: inout Bool) -> BusFields? {
+        var entries: [BusFields.Element] = []
+        entries.reserveCapacity(count)
+        while dbus_message_iter_get_arg_type(&iter) == DBusTypeCode.dictEntry {
+            var pair = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &pair)
+            let key = string(&pair)
+            dbus_message_iter_next(&pair)
+            guard let value = fieldValue(&pair, foreignKeys: &foreignKeys) else { return nil }
+            entries.append((key, value))
+            dbus_message_iter_next(&iter)
+        }
+        return BusFields(readEntries: entries)
+    }
+
+    /// The field value `iter` is at (the property-list mapping, as ``value(_:)``), or nil for a
+    /// value with no property-list form.
+    private static func fieldValue(_ iter: inout DBusMessageIter, foreignKeys: inout Bool) -> BusFieldValue? {
+        switch dbus_message_iter_get_arg_type(&iter) {
+        case DBusTypeCode.string, DBusTypeCode.objectPath, DBusTypeCode.signature: return .string(string(&iter))
+        case DBusTypeCode.boolean: return .bool(basic(&iter, dbus_bool_t(0)) != 0)
+        case DBusTypeCode.byte: return .int(Int(basic(&iter, UInt8(0))))
+        case DBusTypeCode.int16: return .int(Int(basic(&iter, Int16(0))))
+        case DBusTypeCode.uint16: return .int(Int(basic(&iter, UInt16(0))))
+        case DBusTypeCode.int32: return .int(Int(basic(&iter, Int32(0))))
+        case DBusTypeCode.uint32: return .int(Int(basic(&iter, UInt32(0))))
+        case DBusTypeCode.int64: return .int(Int(basic(&iter, Int64(0))))
+        case DBusTypeCode.uint64:
+            let v = basic(&iter, UInt64(0))
+            return v <= UInt64(Int.max) ? .int(Int(v)) : .unsignedInt(v)
+        case DBusTypeCode.double: return .double(basic(&iter, Double(0)))
+        case DBusTypeCode.variant:
+            var inner = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &inner)
+            return fieldValue(&inner, foreignKeys: &foreignKeys)
+        case DBusTypeCode.structure:
+            var items = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &items)
+            return fieldList(&items, capacity: 0, foreignKeys: &foreignKeys).map { .array($0) }
+        case DBusTypeCode.array:
+            let element = dbus_message_iter_get_element_type(&iter)
+            var items = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &items)
+            if element == DBusTypeCode.byte {
+                var pointer: UnsafeMutableRawPointer?
+                var count: Int32 = 0
+                dbus_message_iter_get_fixed_array(&items, &pointer, &count)
+                return .data(pointer.map { Data(bytes: $0, count: Int(count)) } ?? Data())
+            }
+            let count = Int(dbus_message_iter_get_element_count(&iter))
+            guard element == DBusTypeCode.dictEntry else {
+                return fieldList(&items, capacity: count, foreignKeys: &foreignKeys).map { .array($0) }
+            }
+            guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
+            if stringKeys { return fields(&items, count: count, foreignKeys: &foreignKeys).map { .dictionary($0) } }
+            // Keys of another type: keys and values alternating (see BusFieldValue.array).
+            foreignKeys = true
+            var alternating: [BusFieldValue] = []
+            alternating.reserveCapacity(2 * count)
+            while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
+                var pair = DBusMessageIter()
+                dbus_message_iter_recurse(&items, &pair)
+                guard let key = fieldValue(&pair, foreignKeys: &foreignKeys) else { return nil }
+                dbus_message_iter_next(&pair)
+                guard let item = fieldValue(&pair, foreignKeys: &foreignKeys) else { return nil }
+                alternating += [key, item]
+                dbus_message_iter_next(&items)
+            }
+            return .array(alternating)
+        default:
+            return nil
+        }
+    }
+
+    /// The field values from `iter` to the end of its container.
+    private static func fieldList(_ iter: inout DBusMessageIter, capacity: Int, foreignKeys: inout Bool) -> [BusFieldValue]? {
+        var out: [BusFieldValue] = []
+        out.reserveCapacity(capacity)
+        while dbus_message_iter_get_arg_type(&iter) != DBusTypeCode.invalid {
+            guard let item = fieldValue(&iter, foreignKeys: &foreignKeys) else { return nil }
+            out.append(item)
+            dbus_message_iter_next(&iter)
+        }
+        return out
+    }
+
+    /// The `{s…}` entries from `iter` on as a property list (a key given twice: the later value).
+    private static func propertyList(_ iter: inout DBusMessageIter) -> [AnyHashable: Any]? {
+        var result: [AnyHashable: Any] = [:]
+        while dbus_message_iter_get_arg_type(&iter) == DBusTypeCode.dictEntry {
+            var pair = DBusMessageIter()
+            dbus_message_iter_recurse(&iter, &pair)
+            let key = string(&pair)
+            dbus_message_iter_next(&pair)
+            guard let item = value(&pair) else { return nil }
+            result[key] = item
+            dbus_message_iter_next(&iter)
+        }
+        return result
     }
 
     /// Whether a message signature is `ss`, `ssa{s<one type>}` or `ssa{s<one type>}b`.
@@ -131,18 +238,7 @@ enum NotificationSignalReader {
         }
         let count = Int(dbus_message_iter_get_element_count(&iter))
         guard element == DBusTypeCode.dictEntry else { return list(&items, capacity: count) }
-        // The key type: the first character after `a{` of the array's signature (read off an
-        // entry's key, or, for an empty dictionary, off the signature).
-        var stringKeys: Bool
-        if dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
-            var pair = DBusMessageIter()
-            dbus_message_iter_recurse(&items, &pair)
-            stringKeys = dbus_message_iter_get_arg_type(&pair) == DBusTypeCode.string
-        } else {
-            guard let signature = dbus_message_iter_get_signature(&iter) else { return nil }
-            stringKeys = signature[2] == CChar(UInt8(ascii: "s"))
-            dbus_free(signature)
-        }
+        guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
         if stringKeys {
             var out: [String: Any] = Dictionary(minimumCapacity: count)
             while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
@@ -167,6 +263,20 @@ enum NotificationSignalReader {
             dbus_message_iter_next(&items)
         }
         return out
+    }
+
+    /// Whether the dictionary `iter` is at (its entries at `entries`) has string keys: the first
+    /// character after `a{` of its signature, read off an entry's key, or, for an empty
+    /// dictionary, off the signature (which libdbus allocates). Nil when libdbus could not.
+    private static func hasStringKeys(dictionary iter: inout DBusMessageIter, entries: inout DBusMessageIter) -> Bool? {
+        if dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
+            var pair = DBusMessageIter()
+            dbus_message_iter_recurse(&entries, &pair)
+            return dbus_message_iter_get_arg_type(&pair) == DBusTypeCode.string
+        }
+        guard let signature = dbus_message_iter_get_signature(&iter) else { return nil }
+        defer { dbus_free(signature) }
+        return signature[2] == CChar(UInt8(ascii: "s"))
     }
 
     /// The values from `iter` to the end of its container.

@@ -19,7 +19,11 @@ enum NotificationSignalWriter {
             dbus_message_iter_init_append(message, &iter)
             try appendString(envelope.name, type: DBusTypeCode.string, to: &iter)
             try appendString(envelope.object ?? "", type: DBusTypeCode.string, to: &iter)
-            try appendUserInfo(envelope.userInfo, to: &iter)
+            switch envelope.payload {
+            case .fields(let fields), .both(let fields, _): try appendFields(fields, to: &iter)
+            case .propertyList(let userInfo): try appendUserInfo(userInfo, to: &iter)
+            case .none: try appendUserInfo(nil, to: &iter)
+            }
             var flag: dbus_bool_t = envelope.deliverImmediately ? 1 : 0
             guard dbus_message_iter_append_basic(&iter, DBusTypeCode.boolean, &flag) != 0 else { throw .outOfMemory }
         } catch {
@@ -48,6 +52,48 @@ enum NotificationSignalWriter {
         }
         if entries.count > 1 { entries.sort { $0.key < $1.key } }
         try appendEntries(entries, to: &iter, prefix: "")
+    }
+
+    /// Fields as an `a{sv}`, in their order. Every value has a D-Bus form: nothing can fail but
+    /// libdbus' allocations.
+    private static func appendFields(_ fields: BusFields, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        try container(DBusTypeCode.array, "{sv}", &iter) { array throws(BusNotificationError) in
+            for field in fields {
+                try container(DBusTypeCode.dictEntry, nil, &array) { pair throws(BusNotificationError) in
+                    try appendString(field.key, type: DBusTypeCode.string, to: &pair)
+                    try appendVariant(field.value, to: &pair)
+                }
+            }
+        }
+    }
+
+    /// One field value in a variant (the property-list mapping's D-Bus types).
+    private static func appendVariant(_ value: BusFieldValue, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        switch value {
+        case .string(let v): try variantString(v, to: &iter)
+        case .bool(let v):
+            var flag: dbus_bool_t = v ? 1 : 0
+            try variantBasic(&flag, DBusTypeCode.boolean, "b", to: &iter)
+        case .int(let v):
+            var wide = Int64(v)
+            try variantBasic(&wide, DBusTypeCode.int64, "x", to: &iter)
+        case .unsignedInt(let v) where v <= UInt64(Int64.max):
+            var wide = Int64(v)
+            try variantBasic(&wide, DBusTypeCode.int64, "x", to: &iter)
+        case .unsignedInt(var v): try variantBasic(&v, DBusTypeCode.uint64, "t", to: &iter)
+        case .double(var v): try variantBasic(&v, DBusTypeCode.double, "d", to: &iter)
+        case .data(let v): try variantData(v, to: &iter)
+        case .array(let items):
+            try container(DBusTypeCode.variant, "av", &iter) { variant throws(BusNotificationError) in
+                try container(DBusTypeCode.array, "v", &variant) { array throws(BusNotificationError) in
+                    for item in items { try appendVariant(item, to: &array) }
+                }
+            }
+        case .dictionary(let fields):
+            try container(DBusTypeCode.variant, "a{sv}", &iter) { variant throws(BusNotificationError) in
+                try appendFields(fields, to: &variant)
+            }
+        }
     }
 
     /// `entries` (sorted) as an `a{sv}`; an error's key path is prefixed with `prefix`.
@@ -79,16 +125,7 @@ enum NotificationSignalWriter {
             case .signed(var v): try variantBasic(&v, DBusTypeCode.int64, "x", to: &iter)
             case .unsigned(var v): try variantBasic(&v, DBusTypeCode.uint64, "t", to: &iter)
             case .double(var v): try variantBasic(&v, DBusTypeCode.double, "d", to: &iter)
-            case .data(let v):
-                try container(DBusTypeCode.variant, "ay", &iter) { variant throws(BusNotificationError) in
-                    try container(DBusTypeCode.array, "y", &variant) { bytes throws(BusNotificationError) in
-                        let appended = v.withUnsafeBytes { raw in
-                            var base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-                            return dbus_message_iter_append_fixed_array(&bytes, DBusTypeCode.byte, &base, Int32(raw.count)) != 0
-                        }
-                        guard appended else { throw .outOfMemory }
-                    }
-                }
+            case .data(let v): try variantData(v, to: &iter)
             }
             return
         }
@@ -131,6 +168,18 @@ enum NotificationSignalWriter {
             throw .outOfMemory
         }
         guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw .outOfMemory }
+    }
+
+    private static func variantData(_ value: Data, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        try container(DBusTypeCode.variant, "ay", &iter) { variant throws(BusNotificationError) in
+            try container(DBusTypeCode.array, "y", &variant) { bytes throws(BusNotificationError) in
+                let appended = value.withUnsafeBytes { raw in
+                    var base = raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+                    return dbus_message_iter_append_fixed_array(&bytes, DBusTypeCode.byte, &base, Int32(raw.count)) != 0
+                }
+                guard appended else { throw .outOfMemory }
+            }
+        }
     }
 
     private static func variantString(_ value: String, to iter: inout DBusMessageIter) throws(BusNotificationError) {
