@@ -65,15 +65,9 @@ import PortRunLoopTestSupport
         let monitor = try StreamingProcess.monitor(address: fixture.bus.address,
                                                    rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
         defer { monitor.stop() }
-        var seen = false
-        for attempt in 0..<50 where !seen {
+        let flat = try monitor.output(posting: { attempt in
             try fixture.center.post(name: .init("fields.wire"), object: "obj", fields: ["z": 5, "attempt": .int(attempt)])
-            seen = monitor.wait(for: "string \"fields.wire\"", seconds: 0.2)
-        }
-        #expect(seen)
-        #expect(monitor.wait(for: "boolean false", seconds: 5))
-        let flat = monitor.output.replacingOccurrences(of: "\n", with: " ")
-            .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        }, until: "string \"fields.wire\"") ?? ""
         #expect(flat.contains("member=Posted string \"fields.wire\" string \"obj\" array [ dict entry( string \"z\" variant int64 5 ) dict entry( string \"attempt\" variant int64"), "\(flat)")
     }
 

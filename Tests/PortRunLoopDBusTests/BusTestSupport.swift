@@ -50,4 +50,19 @@ extension StreamingProcess {
     static func monitor(address: String, rule: String) throws -> StreamingProcess {
         try StreamingProcess("/usr/bin/dbus-monitor", ["--address", address, rule])
     }
+
+    /// A monitor's view of what `post` sends: posts (`post(attempt)`) until the monitor prints
+    /// `marker` (it is ready once it prints what we post; at most 50 attempts of 0.2 s), waits for
+    /// that signal's last argument (`boolean false`), and returns the output on one line, single
+    /// spaces; nil when the monitor never printed `marker`.
+    func output(posting post: (Int) throws -> Void, until marker: String) throws -> String? {
+        var seen = false
+        for attempt in 0..<50 where !seen {
+            try post(attempt)
+            seen = wait(for: marker, seconds: 0.2)
+        }
+        guard seen, wait(for: "boolean false", seconds: 5) else { return nil }
+        return output.replacingOccurrences(of: "\n", with: " ")
+            .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
 }

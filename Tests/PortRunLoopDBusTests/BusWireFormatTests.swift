@@ -35,19 +35,12 @@ import PortRunLoopTestSupport
         let monitor = try StreamingProcess.monitor(address: fixture.bus.address,
                                      rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
         defer { monitor.stop() }
-        // The monitor is ready once it prints what we post: post until it does (bounded).
-        var seen = false
-        for attempt in 0..<50 where !seen {
+        let flat = try monitor.output(posting: { attempt in
             try fixture.center.post(name: .init("wire.check"), object: "obj", userInfo: ["k": 5, "attempt": attempt])
-            seen = monitor.wait(for: "string \"wire.check\"", seconds: 0.2)
-        }
-        #expect(seen)
-        #expect(monitor.wait(for: "boolean false", seconds: 5))
-        let output = monitor.output
-        #expect(output.contains("path=/org/portrunloop/Notifications; interface=org.portrunloop.DistributedNotification; member=Posted"))
-        #expect(output.contains("sender=\(fixture.center.uniqueName ?? "?")"))
+        }, until: "string \"wire.check\"") ?? ""
+        #expect(flat.contains("path=/org/portrunloop/Notifications; interface=org.portrunloop.DistributedNotification; member=Posted"))
+        #expect(flat.contains("sender=\(fixture.center.uniqueName ?? "?")"))
         // ssa{sv}b: two strings, an array of dict entries with string keys and variant values, a boolean.
-        let flat = output.replacingOccurrences(of: "\n", with: " ").split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         #expect(flat.contains("member=Posted string \"wire.check\" string \"obj\" array [ dict entry( string \"attempt\" variant int64"), "\(flat)")
         #expect(flat.contains("dict entry( string \"k\" variant int64 5 ) ] boolean false"), "\(flat)")
     }

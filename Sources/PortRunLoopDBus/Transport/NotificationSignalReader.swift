@@ -59,16 +59,12 @@ enum NotificationSignalReader {
     private static func fields(_ iter: inout DBusMessageIter, count: Int, foreignKeys: inout Bool) -> BusFields? {
         var entries: [BusFields.Element] = []
         entries.reserveCapacity(count)
-        while dbus_message_iter_get_arg_type(&iter) == DBusTypeCode.dictEntry {
-            var pair = DBusMessageIter()
-            dbus_message_iter_recurse(&iter, &pair)
-            let key = string(&pair)
-            dbus_message_iter_next(&pair)
-            guard let value = fieldValue(&pair, foreignKeys: &foreignKeys) else { return nil }
+        let complete = forEachEntry(&iter) { key, pair in
+            guard let value = fieldValue(&pair, foreignKeys: &foreignKeys) else { return false }
             entries.append((key, value))
-            dbus_message_iter_next(&iter)
+            return true
         }
-        return BusFields(readEntries: entries)
+        return complete ? BusFields(readEntries: entries) : nil
     }
 
     /// The field value `iter` is at (the property-list mapping, as ``value(_:)``), or nil for a
@@ -145,16 +141,26 @@ enum NotificationSignalReader {
     /// The `{s…}` entries from `iter` on as a property list (a key given twice: the later value).
     private static func propertyList(_ iter: inout DBusMessageIter) -> [AnyHashable: Any]? {
         var result: [AnyHashable: Any] = [:]
+        let complete = forEachEntry(&iter) { key, pair in
+            guard let item = value(&pair) else { return false }
+            result[key] = item
+            return true
+        }
+        return complete ? result : nil
+    }
+
+    /// Calls `body` with each `{s…}` entry's key and an iterator at its value, from `iter` to the
+    /// end of its container; false as soon as `body` returns false.
+    private static func forEachEntry(_ iter: inout DBusMessageIter, _ body: (String, inout DBusMessageIter) -> Bool) -> Bool {
         while dbus_message_iter_get_arg_type(&iter) == DBusTypeCode.dictEntry {
             var pair = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &pair)
             let key = string(&pair)
             dbus_message_iter_next(&pair)
-            guard let item = value(&pair) else { return nil }
-            result[key] = item
+            guard body(key, &pair) else { return false }
             dbus_message_iter_next(&iter)
         }
-        return result
+        return true
     }
 
     /// Whether a message signature is `ss`, `ssa{s<one type>}` or `ssa{s<one type>}b`.
@@ -241,16 +247,12 @@ enum NotificationSignalReader {
         guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
         if stringKeys {
             var out: [String: Any] = Dictionary(minimumCapacity: count)
-            while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
-                var pair = DBusMessageIter()
-                dbus_message_iter_recurse(&items, &pair)
-                let key = string(&pair)
-                dbus_message_iter_next(&pair)
-                guard let item = value(&pair) else { return nil }
+            let complete = forEachEntry(&items) { key, pair in
+                guard let item = value(&pair) else { return false }
                 out[key] = item
-                dbus_message_iter_next(&items)
+                return true
             }
-            return out
+            return complete ? out : nil
         }
         var out: [AnyHashable: Any] = Dictionary(minimumCapacity: count)
         while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
