@@ -62,10 +62,7 @@ import PortRunLoopTestSupport
     @Test func dbusMonitorSeesFieldsAsTheDocumentedSignal() throws {
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
-        let monitor = try StreamingProcess.monitor(address: fixture.bus.address,
-                                                   rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
-        defer { monitor.stop() }
-        let flat = try monitor.output(posting: { attempt in
+        let flat = try fixture.monitoredOutput(posting: { attempt in
             try fixture.center.post(name: .init("fields.wire"), object: "obj", fields: ["z": 5, "attempt": .int(attempt)])
         }, until: "string \"fields.wire\"") ?? ""
         #expect(flat.contains("member=Posted string \"fields.wire\" string \"obj\" array [ dict entry( string \"z\" variant int64 5 ) dict entry( string \"attempt\" variant int64"), "\(flat)")

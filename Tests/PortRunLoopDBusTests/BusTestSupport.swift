@@ -38,6 +38,15 @@ final class BusFixture: @unchecked Sendable {
         observation.remove()
     }
 
+    /// What `dbus-monitor`, watching this bus for notifications, prints for what `post` sends (see
+    /// ``StreamingProcess/output(posting:until:)``).
+    func monitoredOutput(posting post: (Int) throws -> Void, until marker: String) throws -> String? {
+        let monitor = try StreamingProcess.monitor(address: bus.address,
+                                                   rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
+        defer { monitor.stop() }
+        return try monitor.output(posting: post, until: marker)
+    }
+
     func shutDown() {
         center.close()
         thread.stop()

@@ -32,10 +32,7 @@ import PortRunLoopTestSupport
     @Test func dbusMonitorSeesOurSignalWithTheDocumentedSignature() throws {
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
-        let monitor = try StreamingProcess.monitor(address: fixture.bus.address,
-                                     rule: "type='signal',interface='org.portrunloop.DistributedNotification'")
-        defer { monitor.stop() }
-        let flat = try monitor.output(posting: { attempt in
+        let flat = try fixture.monitoredOutput(posting: { attempt in
             try fixture.center.post(name: .init("wire.check"), object: "obj", userInfo: ["k": 5, "attempt": attempt])
         }, until: "string \"wire.check\"") ?? ""
         #expect(flat.contains("path=/org/portrunloop/Notifications; interface=org.portrunloop.DistributedNotification; member=Posted"))

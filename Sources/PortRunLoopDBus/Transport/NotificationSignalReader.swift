@@ -95,12 +95,7 @@ enum NotificationSignalReader {
             let element = dbus_message_iter_get_element_type(&iter)
             var items = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &items)
-            if element == DBusTypeCode.byte {
-                var pointer: UnsafeMutableRawPointer?
-                var count: Int32 = 0
-                dbus_message_iter_get_fixed_array(&items, &pointer, &count)
-                return .data(pointer.map { Data(bytes: $0, count: Int(count)) } ?? Data())
-            }
+            if element == DBusTypeCode.byte { return .data(bytes(&items)) }
             let count = Int(dbus_message_iter_get_element_count(&iter))
             guard element == DBusTypeCode.dictEntry else {
                 return fieldList(&items, capacity: count, foreignKeys: &foreignKeys).map { .array($0) }
@@ -236,12 +231,7 @@ enum NotificationSignalReader {
         let element = dbus_message_iter_get_element_type(&iter)
         var items = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &items)
-        if element == DBusTypeCode.byte {
-            var pointer: UnsafeMutableRawPointer?
-            var count: Int32 = 0
-            dbus_message_iter_get_fixed_array(&items, &pointer, &count)
-            return pointer.map { Data(bytes: $0, count: Int(count)) } ?? Data()
-        }
+        if element == DBusTypeCode.byte { return bytes(&items) }
         let count = Int(dbus_message_iter_get_element_count(&iter))
         guard element == DBusTypeCode.dictEntry else { return list(&items, capacity: count) }
         guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
@@ -265,6 +255,14 @@ enum NotificationSignalReader {
             dbus_message_iter_next(&items)
         }
         return out
+    }
+
+    /// The bytes of the `ay` whose elements `items` is at, read as one block.
+    private static func bytes(_ items: inout DBusMessageIter) -> Data {
+        var pointer: UnsafeMutableRawPointer?
+        var count: Int32 = 0
+        dbus_message_iter_get_fixed_array(&items, &pointer, &count)
+        return pointer.map { Data(bytes: $0, count: Int(count)) } ?? Data()
     }
 
     /// Whether the dictionary `iter` is at (its entries at `entries`) has string keys: the first
