@@ -136,10 +136,12 @@ func runBusScenario(posterThreads: Int, itemsPerThread: Int, pacedRoundTrips: In
     do {
         observation = try center.addObserver(forName: .busPing, on: observer.loop) { note in
             guard let ping = tally.record(note, stampKey: "at") else { return }
-            // The answer, posted from this thread: one thread's posts keep their order.
+            // The answer, posted from this thread: one thread's posts keep their order. It goes out
+            // as typed fields (no dictionary built here); the other process reads the same signal
+            // into a userInfo dictionary.
             do {
-                try center.post(name: .busPong, userInfo: ["poster": ping.poster, "seq": ping.seq, "at": ping.at,
-                                                           "answeredAt": Int(monotonicNanoseconds())])
+                try center.post(name: .busPong, fields: ["poster": .int(ping.poster), "seq": .int(ping.seq), "at": .int(ping.at),
+                                                         "answeredAt": .int(Int(monotonicNanoseconds()))])
             } catch {
                 answerErrors.add()
             }
@@ -197,7 +199,7 @@ func runBusScenario(posterThreads: Int, itemsPerThread: Int, pacedRoundTrips: In
     print("  latency ping post→handled here: one at a time p50 \(LatencySummary.format(pacedLatency.percentile(50))), "
         + "p99 \(LatencySummary.format(pacedLatency.percentile(99))); in the burst of \(burst) (queueing included) "
         + "p50 \(LatencySummary.format(latency.percentile(50))), p99 \(LatencySummary.format(latency.percentile(99)))")
-    print("  answers posted: \(pings - answerErrors.value) (failed: \(answerErrors.value))")
+    print("  answers posted (as typed BusFields; read there as a userInfo dictionary): \(pings - answerErrors.value) (failed: \(answerErrors.value))")
     let seenPings = monitored[Notification.Name.busPing.rawValue] ?? 0, seenPongs = monitored[Notification.Name.busPong.rawValue] ?? 0
     print("  dbus-monitor printed \(seenPings + seenPongs) of our signals (\(seenPings) pings, \(seenPongs) answers)\(sawDone ? "" : " (end marker not seen within 5 s)"); one of them:")
     if let sampleLine { print("    \(sampleLine)") }
