@@ -8,10 +8,12 @@ import PortRunLoopKit
 /// components; flush is a request, answered once every earlier message of the connection was handled
 /// (FIFO per sender).
 public enum CrossProcessPortPeer {
-    /// The published port's queue limit, and so each connection's credits.
+    /// The published port's queue limit, and so each connection's credits: about the raw floor's
+    /// window (278 16-byte frames fill a `SOCK_SEQPACKET` socket's default send buffer before
+    /// `send` blocks), so that both transports let the same number of messages be in flight.
     ///
     /// Thread-safety: a constant.
-    public static let queueLimit = 64
+    public static let queueLimit = 256
 
     static let echo: UInt32 = 0x45, sink: UInt32 = 0x53, flush: UInt32 = 0x46
 
