@@ -42,7 +42,7 @@ extension BusFieldValue {
         case .data(let value): value
         case .array(let values): values.map(\.propertyListValue)
         case .dictionary(let fields):
-            Dictionary(fields.map { ($0.key, $0.value.propertyListValue) }, uniquingKeysWith: { first, _ in first })
+            Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0.value.propertyListValue) })
         }
     }
 

@@ -38,34 +38,26 @@ public struct BusFields: Sendable, Equatable, RandomAccessCollection, Expressibl
     ///
     /// Thread-safety: a value type.
     public init(dictionaryLiteral elements: (String, BusFieldValue)...) {
-        for index in elements.indices.dropFirst() {
-            let key = elements[index].0
-            precondition(!elements[..<index].contains { $0.0 == key }, "BusFields literal contains the key \"\(key)\" twice")
-        }
-        entries = elements.map { (key: $0.0, value: $0.1) }
+        self.init(literal: elements)
+    }
+
+    /// The fields of a dictionary literal (this type's or ``BusFieldValue``'s): a key given twice
+    /// traps, as it does in a `Dictionary` literal.
+    init(literal elements: [(String, BusFieldValue)]) {
+        let entries = elements.map { (key: $0.0, value: $0.1) }
+        if let key = Self.repeatedKey(in: entries) { preconditionFailure("a dictionary literal contains the key \"\(key)\" twice") }
+        self.entries = entries
     }
 
     /// Fields already known to have unique keys.
     package init(uniqueEntries: [Element]) { entries = uniqueEntries }
 
     /// Fields as read off the wire, where a key may come twice: the later value wins, as it does
-    /// in a dictionary (at the first one's position). Linear in the entries: a few are compared
-    /// pairwise, more through a hash table.
+    /// in a dictionary (at the first one's position). The common case, no key twice, keeps the
+    /// array it was given.
     package init(readEntries: [Element]) {
-        if readEntries.count <= 8 {
-            // The common case, no key twice, keeps the array it was given.
-            var repeated = false
-            for index in readEntries.indices.dropFirst() where !repeated {
-                let key = readEntries[index].key
-                repeated = readEntries[..<index].contains { $0.key == key }
-            }
-            if !repeated {
-                entries = readEntries
-                return
-            }
-            entries = []
-            entries.reserveCapacity(readEntries.count)
-            for entry in readEntries { self[entry.key] = entry.value }
+        guard Self.repeatedKey(in: readEntries) != nil else {
+            entries = readEntries
             return
         }
         var positions = [String: Int](minimumCapacity: readEntries.count)
@@ -80,6 +72,21 @@ public struct BusFields: Sendable, Equatable, RandomAccessCollection, Expressibl
             }
         }
         entries = unique
+    }
+
+    /// The first key of `entries` that comes a second time, or nil. Linear: a few entries are
+    /// compared pairwise (no hashing), more through a set.
+    package static func repeatedKey(in entries: [Element]) -> String? {
+        if entries.count <= 8 {
+            for index in entries.indices.dropFirst() {
+                let key = entries[index].key
+                if entries[..<index].contains(where: { $0.key == key }) { return key }
+            }
+            return nil
+        }
+        var seen = Set<String>(minimumCapacity: entries.count)
+        for entry in entries where !seen.insert(entry.key).inserted { return entry.key }
+        return nil
     }
 
     /// The value for `key`, found by comparing strings (fields are few; no hashing). Setting a
@@ -208,12 +215,7 @@ public enum BusFieldValue: Sendable, Equatable, CustomStringConvertible, Express
     ///
     /// Thread-safety: a value type.
     public init(dictionaryLiteral elements: (String, BusFieldValue)...) {
-        var fields = BusFields()
-        for (key, value) in elements {
-            precondition(fields[key] == nil, "BusFieldValue dictionary literal contains the key \"\(key)\" twice")
-            fields[key] = value
-        }
-        self = .dictionary(fields)
+        self = .dictionary(BusFields(literal: elements))
     }
 
     /// The string, or nil.

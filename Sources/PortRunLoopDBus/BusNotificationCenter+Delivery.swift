@@ -17,9 +17,7 @@ extension BusNotificationCenter: TransportDelegate {
         var envelope = envelope
         for record in records where record.wants(envelope) {
             // The userInfo in the form this observation takes, made once for all of them.
-            if let fields = record.wantsFields, !envelope.holdsUserInfo(asFields: fields) {
-                envelope = envelope.preparedForDelivery(fields: fields, propertyList: !fields)
-            }
+            if let fields = record.wantsFields { envelope.provideUserInfo(asFields: fields) }
             let behavior = record.behavior ?? .coalesce
             if !suspended || envelope.deliverImmediately || behavior == .deliverImmediately {
                 delivered += flushHeld(record)
@@ -122,18 +120,9 @@ extension BusNotificationCenter: TransportDelegate {
     func deliver(_ envelope: NotificationEnvelope, to record: BusObservationRecord) {
         switch record.target {
         case .handler(let loop, let handler):
-            if loop.isCurrentThread {
-                // Inline, as run(on:for:) would, without making a closure for it.
-                if record.isActive { handler(envelope.notification) }
-                return
-            }
-            run(on: loop, for: record) { handler(envelope.notification) }
+            call(handler, with: envelope, as: { $0.notification }, on: loop, for: record)
         case .fields(let loop, let handler):
-            if loop.isCurrentThread {
-                if record.isActive { handler(envelope.busNotification) }
-                return
-            }
-            run(on: loop, for: record) { handler(envelope.busNotification) }
+            call(handler, with: envelope, as: { $0.busNotification }, on: loop, for: record)
         case .observer(let loop, let box, let handler):
             run(on: loop, for: record) { [weak self] in
                 guard let observer = box.object else {
@@ -148,6 +137,19 @@ extension BusNotificationCenter: TransportDelegate {
         case .signal, .disconnection:
             break
         }
+    }
+
+    /// Calls `handler` with `envelope` in the form `form` makes, on `loop`'s thread, if `record` is
+    /// still active then: inline, as ``run(on:for:_:)`` would, but without making a closure, when
+    /// that is the current thread (the center's loop delivering to itself); else queued in order.
+    private func call<Value>(_ handler: @escaping @Sendable (Value) -> Void, with envelope: NotificationEnvelope,
+                             as form: @escaping @Sendable (NotificationEnvelope) -> Value, on loop: PortRunLoop,
+                             for record: BusObservationRecord) {
+        if loop.isCurrentThread {
+            if record.isActive { handler(form(envelope)) }
+            return
+        }
+        run(on: loop, for: record) { handler(form(envelope)) }
     }
 
     /// Runs `body` on `loop`'s thread if `record` is still active then: inline when that is the

@@ -192,12 +192,8 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// Thread-safety: any thread.
     public func post(name: Notification.Name, object: String? = nil, userInfo: [AnyHashable: Any]? = nil,
                      deliverImmediately: Bool = false) throws(BusNotificationError) {
-        try Self.validate(name: name.rawValue)
-        if let object { try Self.validate(object: object) }
-        let envelope = NotificationEnvelope(name: name.rawValue, object: object, userInfo: userInfo,
-                                            deliverImmediately: deliverImmediately)
-        try transport.post(envelope)
-        postedCount.add(1, ordering: .relaxed)
+        try post(NotificationEnvelope(name: name.rawValue, object: object, userInfo: userInfo,
+                                      deliverImmediately: deliverImmediately))
     }
 
     /// Broadcasts a notification whose userInfo is typed `fields`: the same signal or payload as
@@ -211,10 +207,14 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// Thread-safety: any thread.
     public func post(name: Notification.Name, object: String? = nil, fields: BusFields,
                      deliverImmediately: Bool = false) throws(BusNotificationError) {
-        try Self.validate(name: name.rawValue)
-        if let object { try Self.validate(object: object) }
-        let envelope = NotificationEnvelope(name: name.rawValue, object: object, fields: fields.isEmpty ? nil : fields,
-                                            deliverImmediately: deliverImmediately)
+        try post(NotificationEnvelope(name: name.rawValue, object: object, fields: fields.isEmpty ? nil : fields,
+                                      deliverImmediately: deliverImmediately))
+    }
+
+    /// Checks `envelope`'s name and object, then hands it to the transport (both public posts).
+    private func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
+        try Self.validate(name: envelope.name)
+        if let object = envelope.object { try Self.validate(object: object) }
         try transport.post(envelope)
         postedCount.add(1, ordering: .relaxed)
     }

@@ -3,9 +3,10 @@ import Foundation
 /// A distributed notification as the center hands it to a transport and gets it back: name,
 /// object, userInfo and the poster's `deliverImmediately`.
 ///
-/// Thread-safety: `@unchecked Sendable`: immutable after creation; its userInfo holds only the
-/// property-list values ``PropertyListCoding`` decodes (strings, numbers, `Data`, arrays and
-/// dictionaries of them), which are safe to read from any thread.
+/// Thread-safety: `@unchecked Sendable`: a value whose only change after creation is a copy's
+/// ``provideUserInfo(asFields:)`` on the center's loop thread, before it is handed on; its userInfo
+/// holds only the property-list values ``PropertyListCoding`` decodes (strings, numbers, `Data`,
+/// arrays and dictionaries of them), which are safe to read from any thread.
 @_spi(Transport)
 public struct NotificationEnvelope: @unchecked Sendable {
     /// The notification's name (not empty).
@@ -17,8 +18,8 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let object: String?
     /// The userInfo as it was posted or read: fields, a property list, or both once an observer of
-    /// the other form was served (``preparedForDelivery(fields:propertyList:)``).
-    package let payload: Payload
+    /// the other form was served (``provideUserInfo(asFields:)``).
+    package private(set) var payload: Payload
 
     /// What an envelope's userInfo is held as.
     ///
@@ -97,28 +98,18 @@ public struct NotificationEnvelope: @unchecked Sendable {
         }
     }
 
-    /// Whether the userInfo is already held as fields (`fields`) or as a property list (not
-    /// `fields`), or there is none.
-    func holdsUserInfo(asFields fields: Bool) -> Bool {
+    /// Adds the userInfo's other form when an observation takes it as fields (`asFields`) or as a
+    /// property list and the envelope holds only the other one: made once here, so that every
+    /// observation it is delivered (or held) for shares it. Nothing is copied when the form is
+    /// already held.
+    mutating func provideUserInfo(asFields: Bool) {
         switch payload {
-        case .none, .both: true
-        case .fields: fields
-        case .propertyList: !fields
-        }
-    }
-
-    /// This envelope with its userInfo also in the forms asked for, made once here so that every
-    /// observation it is delivered (or held) for shares them.
-    func preparedForDelivery(fields wantsFields: Bool, propertyList wantsPropertyList: Bool) -> NotificationEnvelope {
-        switch payload {
-        case .fields(let fields) where wantsPropertyList:
-            NotificationEnvelope(name: name, object: object, payload: .both(fields, fields.propertyList),
-                                 deliverImmediately: deliverImmediately)
-        case .propertyList(let dictionary) where wantsFields:
-            NotificationEnvelope(name: name, object: object, payload: .both(BusFields(decodedPropertyList: dictionary), dictionary),
-                                 deliverImmediately: deliverImmediately)
+        case .fields(let fields) where !asFields:
+            payload = .both(fields, fields.propertyList)
+        case .propertyList(let dictionary) where asFields:
+            payload = .both(BusFields(decodedPropertyList: dictionary), dictionary)
         default:
-            self
+            break
         }
     }
 

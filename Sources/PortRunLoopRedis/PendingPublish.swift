@@ -44,7 +44,7 @@ struct PendingPublish: Sendable {
     init(_ envelope: NotificationEnvelope, sender: String, format: RedisPayloadFormat) throws(BusNotificationError) {
         let json = format == .json ? try RedisWireFormat.payload(for: envelope, sender: sender) : nil
         let estimate = 64 + RedisChannelNaming.prefixBytes.utf8CodeUnitCount + envelope.name.utf8.count + sender.utf8.count
-            + (envelope.object?.utf8.count ?? 0) + 32 * (envelope.userInfoCount) + (json?.count ?? 0)
+            + (envelope.object?.utf8.count ?? 0) + 32 * envelope.userInfoCount + (json?.count ?? 0)
         var capacity = estimate
         while true {
             let storage = Storage.make(capacity: capacity)

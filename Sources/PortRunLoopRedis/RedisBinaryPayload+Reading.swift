@@ -47,19 +47,10 @@ extension RedisBinaryPayload {
             for _ in 0..<count {
                 entries.append((try string(), try value(depth: depth)))
             }
-            let fields = BusFields(readEntries: entries)
-            if fields.count != count {
-                let key = Self.repeatedKey(entries)
+            if let key = BusFields.repeatedKey(in: entries) {
                 throw .binary(at.map { "dictionary key \"\(key)\" twice at byte \($0)" } ?? "userInfo key \"\(key)\" twice")
             }
-            return fields
-        }
-
-        /// The first key of `entries` that comes twice (they have one).
-        private static func repeatedKey(_ entries: [BusFields.Element]) -> String {
-            var seen = Set<String>()
-            for entry in entries where !seen.insert(entry.key).inserted { return entry.key }
-            return ""
+            return BusFields(uniqueEntries: entries)
         }
 
         private mutating func value(depth: Int) throws(MalformedPayload) -> BusFieldValue {
