@@ -218,6 +218,7 @@ extension PortRunLoop {
         var checkedGeneration = registration.generation
         var message = MessagePort.Message(msgid: 0, components: [], replyAddress: nil, receivePort: port)
         let ambient = innermostRunHasAmbientContext
+        var messageCarries = false // `message` holds the last payload's components, reply or descriptors
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -242,20 +243,30 @@ extension PortRunLoop {
                 port.discardBuffered()
                 break
             }
-            let envelope = port.ownerBuffer.popFirst()
-            message.msgid = envelope.msgid
-            if let payload = envelope.payload {
+            // A pure signal (no payload) is read in place and dropped without a release of its
+            // nil payload, a runtime call per message otherwise; a message with a payload is moved
+            // out, and its payload released once it was delivered.
+            if let msgid = port.ownerBuffer.popFirstTrivially({ $0.payload == nil ? $0.msgid : nil }) {
+                message.msgid = msgid
+                if messageCarries {
+                    // A pure signal after a message that carried something.
+                    message.components = []
+                    message.replyAddress = nil
+                    message.fileDescriptors = []
+                    messageCarries = false
+                }
+                if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
+            } else {
+                let envelope = port.ownerBuffer.popFirst()
+                let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
+                message.msgid = envelope.msgid
                 message.components = payload.components
                 message.replyAddress = payload.replyAddress
                 message.fileDescriptors = payload.fileDescriptors
+                messageCarries = true
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
-            } else if message.replyAddress != nil || !message.components.isEmpty || !message.fileDescriptors.isEmpty {
-                // A pure signal after a message that carried something.
-                message.components = []
-                message.replyAddress = nil
-                message.fileDescriptors = []
+                withCallerContext(payload.context, ambient: ambient) { deliver(message) }
             }
-            withCallerContext(envelope.payload?.context, ambient: ambient) { deliver(message) }
             port.deliveredCounter.increment()
             messagesDelivered.increment()
             delivered = true

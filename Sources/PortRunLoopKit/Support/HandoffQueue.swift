@@ -26,10 +26,13 @@ struct HandoffQueue<Element>: ~Copyable {
     }
 
     /// Number of elements.
-    var count: Int { tail - head }
+    var count: Int { tail &- head }
 
     /// Whether there are no elements.
     var isEmpty: Bool { tail == head }
+
+    /// Whether an element can be appended without growing the storage (or moving the live ones).
+    var hasRoomAtTail: Bool { tail < capacity }
 
     /// Appends `element` at the end (amortised O(1)).
     @inline(__always)
@@ -47,6 +50,20 @@ struct HandoffQueue<Element>: ~Copyable {
         head &+= 1
         if head == tail { head = 0; tail = 0 }
         return element
+    }
+
+    /// Reads the first element in place; when `read` returns a value, the element is removed
+    /// *without being deinitialized* and that value is returned, otherwise nothing changes and nil
+    /// is returned. Precondition: not empty, and `read` answers only for an element that holds no
+    /// reference (whose deinitialization would do nothing): for a hot path where even that
+    /// nothing, a release of a nil reference, is a runtime call.
+    @inline(__always)
+    mutating func popFirstTrivially<Value>(_ read: (borrowing Element) -> Value?) -> Value? {
+        precondition(head < tail, "HandoffQueue.popFirstTrivially() on an empty queue")
+        guard let value = read((storage.unsafelyUnwrapped + head).pointee) else { return nil }
+        head &+= 1
+        if head == tail { head = 0; tail = 0 }
+        return value
     }
 
     /// The position (0 is the first element) of the first element that satisfies `predicate`.

@@ -38,6 +38,12 @@ struct LockWord: ~Copyable {
         lockContended(key: key)
     }
 
+    /// Takes the lock if it is free, without waiting; returns whether it did.
+    @inline(__always)
+    func tryLock() -> Bool {
+        word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+    }
+
     /// Releases the lock; the calling thread must hold it. `key` as for ``lock(key:)``.
     @inline(__always)
     func unlock(key: UnsafeRawPointer) {
