@@ -72,4 +72,48 @@ import PortRunLoopTestSupport
         #expect(Tracked.live.withLock { $0 } == before)
     }
 
+    /// Its own live count (tests run in parallel with the one above).
+    final class Carried {
+        static let live = Locked(0)
+        init() { Self.live.withLock { $0 += 1 } }
+        deinit { Self.live.withLock { $0 -= 1 } }
+    }
+
+    /// `popFirstTrivially` takes a first element only when the reader answers for it (a pure
+    /// signal: no reference), and leaves every other one where it is, for `popFirst`.
+    @Test func popFirstTriviallyTakesOnlyElementsWithoutReferences() {
+        let before = Carried.live.withLock { $0 }
+        do {
+            var queue = HandoffQueue<(id: Int, carried: Carried?)>()
+            for i in 0..<40 { queue.append((i, i % 4 == 0 ? Carried() : nil)) }
+            var order: [Int] = []
+            while !queue.isEmpty {
+                if let id = queue.popFirstTrivially({ $0.carried == nil ? $0.id : nil }) {
+                    order.append(id)
+                } else {
+                    let element = queue.popFirst()
+                    #expect(element.carried != nil, "only an element with a reference is left for popFirst")
+                    order.append(element.id)
+                }
+            }
+            #expect(order == Array(0..<40))
+        }
+        #expect(Carried.live.withLock { $0 } == before, "each carried reference released once")
+    }
+
+    /// `putBackFirst` undoes a `popFirst`: in the middle of the queue, and when the pop emptied it.
+    @Test func putBackFirstRestoresThePoppedElementInFront() {
+        var queue = HandoffQueue<Int>()
+        for i in 0..<5 { queue.append(i) }
+        _ = queue.popFirst()                 // a live range that does not start at 0
+        let taken = queue.popFirst()
+        queue.putBackFirst(taken)
+        var drained: [Int] = []
+        while !queue.isEmpty { drained.append(queue.popFirst()) }
+        #expect(drained == [1, 2, 3, 4])
+        queue.append(9)
+        let only = queue.popFirst()          // empties the queue, which rewinds to 0
+        queue.putBackFirst(only)
+        let counts = (queue.count, queue.popFirst()); #expect(counts == (1, 9))
+    }
 }

@@ -162,8 +162,15 @@ extension PortRunLoop {
     /// Removes and returns the oldest item of `work` that `filter` admits (usually the first).
     @inline(__always)
     static func takeFirstAdmitted(from work: inout HandoffQueue<QueuedWork>, by filter: WorkFilter) -> QueuedWork? {
+        guard !work.isEmpty else { return nil }
+        // The first item is nearly always the one: it is moved out and looked at as a local (a
+        // search in place copies each item it looks at, a retain and release of every reference
+        // the item holds), and put back only when it may not run now.
+        let first = work.popFirst()
+        if filter.admits(first) { return first }
+        work.putBackFirst(first)
         guard let offset = work.firstOffset(where: { filter.admits($0) }) else { return nil }
-        return offset == 0 ? work.popFirst() : work.remove(atOffset: offset)
+        return work.remove(atOffset: offset)
     }
 }
 

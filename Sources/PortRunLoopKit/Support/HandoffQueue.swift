@@ -52,6 +52,20 @@ struct HandoffQueue<Element>: ~Copyable {
         return element
     }
 
+    /// Puts `element` back in front: undoes the ``popFirst()`` that returned it, when no other
+    /// change was made since. O(1): the slot it was moved out of is still free (or the queue is
+    /// empty).
+    @inline(__always)
+    mutating func putBackFirst(_ element: consuming Element) {
+        guard head > 0 else {
+            precondition(isEmpty, "HandoffQueue.putBackFirst() after a change other than popFirst()")
+            append(element)
+            return
+        }
+        head &-= 1
+        (storage.unsafelyUnwrapped + head).initialize(to: element)
+    }
+
     /// Reads the first element in place; when `read` returns a value, the element is removed
     /// *without being deinitialized* and that value is returned, otherwise nothing changes and nil
     /// is returned. Precondition: not empty, and `read` answers only for an element that holds no
