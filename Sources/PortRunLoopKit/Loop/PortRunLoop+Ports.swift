@@ -255,6 +255,8 @@ extension PortRunLoop {
                     message.fileDescriptors = []
                     messageCarries = false
                 }
+                // Called directly when there is no context to clear: through `withCallerContext`
+                // the closure it passes on is made before its tests, on every message.
                 if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
             } else {
                 let envelope = port.ownerBuffer.popFirst()

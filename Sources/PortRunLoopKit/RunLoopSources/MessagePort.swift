@@ -351,7 +351,15 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         guard state.isValid, state.queue.count < state.limit else {
             return sendFindingNoRoom(envelope, before: date, doorbell: doorbell)
         }
-        state.queue.append(consume envelope) // moved, not copied: no retain and release of the payload
+        return queueAndUnlock(envelope)
+    }
+
+    /// With the lock held and the port valid: queues `envelope` (moved, not copied: no retain and
+    /// release of its payload), counts it as sent, tells the loop if this is the first message it
+    /// has not been told about (``tellLoopAndUnlock()``), and unlocks. Returns true.
+    @inline(__always)
+    private func queueAndUnlock(_ envelope: consuming Envelope) -> Bool {
+        state.queue.append(envelope)
         state.sent &+= 1
         guard state.readyOnLoop else { return tellLoopAndUnlock() }
         unlock()
@@ -384,11 +392,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             }
             return false
         }
-        state.queue.append(envelope)
-        state.sent &+= 1
-        guard state.readyOnLoop else { return tellLoopAndUnlock() }
-        unlock()
-        return true
+        return queueAndUnlock(envelope)
     }
 
     /// With the lock held, after a message was queued on a port its loop has not been told about
@@ -546,16 +550,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         if !remoteSendersSeen.load(ordering: .relaxed) { remoteSendersSeen.store(true, ordering: .relaxed) }
         lock()
         guard state.isValid else { unlock(); return false }
-        state.queue.append(Envelope(msgid: msgid, payload: payload))
-        state.sent += 1
-        var loopToRing: PortRunLoop?
-        if !state.readyOnLoop, let loop = state.loop {
-            state.readyOnLoop = true
-            if loop.portBecameReady(self) { loopToRing = loop }
-        }
-        unlock()
-        loopToRing?.ringDoorbell()
-        return true
+        return queueAndUnlock(Envelope(msgid: msgid, payload: payload))
     }
 
     /// Waits until no handler of this port is running (on the loop's thread). Called from inside
