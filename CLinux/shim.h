@@ -1,7 +1,7 @@
 // The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7),
 // eventfd(2) and timerfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
-// SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC, recvmmsg). PortRunLoopKit's Support/System*.swift files are
-// their only users.
+// SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC, recvmmsg); and the thread-locals of the hand-off paths.
+// PortRunLoopKit's Support/System*.swift and Support/ThreadLocals.swift files are their only users.
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
 #define PORTRUNLOOP_CLINUX_SHIM_H
 
@@ -242,5 +242,30 @@ static inline int portrunloop_lstat(const char *path, unsigned *owner, unsigned 
 /// `S_ISDIR` / `S_ISSOCK` of a mode from `portrunloop_lstat`.
 static inline int portrunloop_is_directory(unsigned mode) { return S_ISDIR(mode); }
 static inline int portrunloop_is_socket(unsigned mode) { return S_ISSOCK(mode); }
+
+// MARK: Thread-locals of the hand-off paths
+
+// What the library keeps per thread and reads on every hand-off: the thread's loop, whether it is
+// the main thread, and the loop whose executor job it is running. A C `_Thread_local` is read with
+// one `%fs`-relative load. A `pthread_key_t` in Swift costs a call into libc per read and a
+// `swift_once` for the lazily made key, two more pages of code that a hand-off after an idle spell
+// finds cold. The variables are defined here, weak, so that every object file using one shares one
+// definition. Only Support/ThreadLocals.swift calls these.
+
+__attribute__((weak)) _Thread_local void *portrunloop_tls_loop = 0;
+__attribute__((weak)) _Thread_local unsigned char portrunloop_tls_main_marker = 0;
+__attribute__((weak)) _Thread_local void *portrunloop_tls_running_job = 0;
+
+/// The calling thread's loop (unretained), or NULL.
+static inline void *portrunloop_thread_loop(void) { return portrunloop_tls_loop; }
+static inline void portrunloop_set_thread_loop(void *loop) { portrunloop_tls_loop = loop; }
+
+/// 0: not known yet; 1: the main thread; 2: another thread.
+static inline unsigned char portrunloop_main_marker(void) { return portrunloop_tls_main_marker; }
+static inline void portrunloop_set_main_marker(unsigned char marker) { portrunloop_tls_main_marker = marker; }
+
+/// The loop whose executor job the calling thread is running (unretained), or NULL.
+static inline void *portrunloop_running_job(void) { return portrunloop_tls_running_job; }
+static inline void portrunloop_set_running_job(void *loop) { portrunloop_tls_running_job = loop; }
 
 #endif

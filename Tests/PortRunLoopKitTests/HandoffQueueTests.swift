@@ -116,4 +116,31 @@ import PortRunLoopTestSupport
         queue.putBackFirst(only)
         let counts = (queue.count, queue.popFirst()); #expect(counts == (1, 9))
     }
+
+    /// Used as a stack (a loop's ports in delivery): `popLast` takes the newest element, and
+    /// `element(atOffset:)` reads any without removing it, also when the live range does not start
+    /// at 0 and after the storage grew; each element is released once.
+    @Test func popLastAndElementAtOffsetServeAsAStack() {
+        let before = Carried.live.withLock { $0 }
+        do {
+            var stack = HandoffQueue<(id: Int, carried: Carried)>()
+            stack.append((-1, Carried()))
+            _ = stack.popFirst()                      // rewinds: empty again
+            for i in 0..<40 { stack.append((i, Carried())) } // grows past the first storage
+            let read = (0..<40).map { stack.element(atOffset: $0).id }
+            #expect(read == Array(0..<40))
+            var popped: [Int] = []
+            while stack.count > 10 { popped.append(stack.popLast().id) }
+            #expect(popped == Array((10..<40).reversed()))
+            _ = stack.popFirst()                      // a live range that starts at 1
+            let rest = (stack.element(atOffset: 0).id, stack.element(atOffset: 8).id, stack.count)
+            #expect(rest == (1, 9, 9))
+            stack.append((99, Carried()))
+            let top = stack.popLast().id; #expect(top == 99)
+            while !stack.isEmpty { _ = stack.popLast() } // empties, rewinds
+            stack.append((7, Carried()))
+            let again = (stack.element(atOffset: 0).id, stack.count); #expect(again == (7, 1))
+        }
+        #expect(Carried.live.withLock { $0 } == before, "each element released once")
+    }
 }

@@ -18,7 +18,7 @@
 /// edge in libevent's epoll set (its next dispatch reports it; the callback does nothing), and a
 /// counter left non-zero by rings libevent took makes the next `read` return at once.
 ///
-/// Thread-safety: ``ring()`` from any thread; everything else on the loop's thread.
+/// Thread-safety: ``ring(_:)`` from any thread; everything else on the loop's thread.
 final class Doorbell {
     let fileDescriptor: Int32
     private var event: LoopEvent?
@@ -38,9 +38,10 @@ final class Doorbell {
         System.closeDescriptor(fileDescriptor)
     }
 
-    /// Wakes the loop if it is in `epoll_wait` or ``waitForRing()``, or makes its next wait return
-    /// at once.
-    @inline(__always) func ring() { System.signalEventfd(fileDescriptor) }
+    /// Wakes the loop whose doorbell's eventfd is `fileDescriptor` if it is in `epoll_wait` or
+    /// ``waitForRing()``, or makes its next wait return at once. Given the descriptor, not the
+    /// doorbell: the loop keeps it as a plain value (``PortRunLoop/doorbellDescriptor``).
+    @inline(__always) static func ring(_ fileDescriptor: Int32) { System.signalEventfd(fileDescriptor) }
 
     /// Sleeps until the next ring (or one already made since the last wait). Loop thread only.
     func waitForRing() { System.waitEventfd(fileDescriptor) }

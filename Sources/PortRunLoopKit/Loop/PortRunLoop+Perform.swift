@@ -9,26 +9,29 @@ extension PortRunLoop {
     ///
     /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
     @discardableResult
-    public func perform(inModes modes: [RunLoop.Mode], _ block: @escaping @Sendable () -> Void) -> Bool {
+    public func perform(inModes modes: [RunLoop.Mode], _ block: consuming @escaping @Sendable () -> Void) -> Bool {
         precondition(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
         let set: ModeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
         return enqueue(QueuedWork(modes: set, kind: .block(block), context: CallerContext.capture()))
     }
 
     /// Queues `block` to run on the loop's thread in the common modes: ``perform(inModes:_:)`` with
-    /// `[.common]`, on a shorter path (no mode list is built or compared per call).
+    /// `[.common]`, on a shorter path (no mode list is built or compared per call). The block is
+    /// taken `consuming`: the caller's reference moves into the queue, with no retain and release.
     ///
     /// - Returns: false when the loop is shut down (the block will never run).
     ///
     /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
     @discardableResult
-    public func perform(_ block: @escaping @Sendable () -> Void) -> Bool {
-        enqueue(QueuedWork(modes: .common, kind: .block(block), context: CallerContext.capture()))
+    public func perform(_ block: consuming @escaping @Sendable () -> Void) -> Bool {
+        enqueue(QueuedWork(modes: .common, kind: .block(consume block), context: CallerContext.capture()))
     }
 
     /// Appends to the inbox and rings the doorbell if the owner is parked. The hot path of
     /// `perform`: one lock, no allocation beyond the caller's closure, at most one signal per sleep.
-    @discardableResult
+    /// Inlined, as is ``enqueueDeferringDoorbell(_:)``: a producer that finds the loop asleep runs
+    /// all of it cold, and each function of its own is one more page of code to fetch.
+    @inline(__always) @discardableResult
     func enqueue(_ work: consuming QueuedWork) -> Bool {
         let (accepted, ring) = enqueueDeferringDoorbell(work)
         if ring { ringDoorbell() }
@@ -39,6 +42,7 @@ extension PortRunLoop {
     /// observe "queued" before the work is in the inbox): appends, and returns whether the caller
     /// must ring the doorbell — after releasing its lock. Lock order: the caller's lock, then the
     /// inbox (never the reverse).
+    @inline(__always)
     func enqueueDeferringDoorbell(_ work: consuming QueuedWork) -> (accepted: Bool, ring: Bool) {
         inbox.withLock(handing: work) { inbox, work -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
@@ -124,6 +128,11 @@ extension PortRunLoop {
     /// item is found and taken in one access to `localWork` (each access to a class's stored
     /// property is a dynamic exclusivity check). Common modes added by an item take effect on the
     /// next pass, as documented for ``addCommonMode(_:)``.
+    ///
+    /// The usual items, a block with no context to restore and a port's "ready", take a short path
+    /// here; everything else is run out of line (``runQueuedItem(_:ambient:)``). That keeps the code
+    /// a wake-up runs on one or two pages instead of spread over the whole function: after an idle
+    /// spell every page of code the hand-off touches is a likely TLB and cache miss.
     func runQueuedWork(mode: RunLoop.Mode) -> Bool {
         var budget = localWork.count
         guard budget > 0 else { return false }
@@ -132,19 +141,15 @@ extension PortRunLoop {
         let ambient = innermostRunHasAmbientContext
         while budget > 0 {
             budget -= 1
-            guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter) else { break }
-            switch item.kind {
-            case .block(let block): withCallerContext(item.context, ambient: ambient, block)
-            case .call(let call):
-                inConversation = true // its caller waits for the answer
-                withCallerContext(item.context, ambient: ambient) { call.run() }
-            case .job(let job):
-                inConversation = true // a Swift task passing through, as an `await` does
-                executorJobsRun.increment()
-                runExecutorJob(job)
-            case .portReady(let port):
+            guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter, in: mode) else { break }
+            if case .portReady(let port) = item.kind {
                 if portIsReady(port, mode: mode) { handled = true }
                 continue // a port is a source, not a perform
+            }
+            if case .block(let block) = item.kind, item.context == nil, !ambient {
+                block() // no context to bind or clear (see ``withCallerContext(_:ambient:_:)``)
+            } else {
+                runQueuedItem(item, ambient: ambient)
             }
             performsRun.increment()
             handled = true
@@ -152,24 +157,51 @@ extension PortRunLoop {
         return handled
     }
 
+    /// Runs a queued block, synchronous call or executor job that ``runQueuedWork(mode:)`` took
+    /// (not a port's "ready"), in its caller's context.
+    @inline(never)
+    private func runQueuedItem(_ item: consuming QueuedWork, ambient: Bool) {
+        switch item.kind {
+        case .block(let block): withCallerContext(item.context, ambient: ambient, block)
+        case .call(let call):
+            inConversation = true // its caller waits for the answer
+            withCallerContext(item.context, ambient: ambient) { call.run() }
+        case .job(let job):
+            inConversation = true // a Swift task passing through, as an `await` does
+            executorJobsRun.increment()
+            runExecutorJob(job)
+        case .portReady:
+            preconditionFailure("PortRunLoop.runQueuedItem: a port's ready item is delivered by runQueuedWork")
+        }
+    }
+
     /// The position of the oldest queued item that may run now in `mode`, if any.
     func nextRunnableWorkIndex(mode: RunLoop.Mode) -> Int? {
         guard !localWork.isEmpty else { return nil }
         let filter = workFilter(for: mode, jobsMayStart: !RunningExecutorJob.isRunningAny)
-        return localWork.firstOffset { filter.admits($0) }
+        return localWork.firstOffset { filter.admits($0, in: mode) }
     }
 
-    /// Removes and returns the oldest item of `work` that `filter` admits (usually the first).
+    /// Removes and returns the oldest item of `work` that `filter` admits in `mode` (usually the first).
     @inline(__always)
-    static func takeFirstAdmitted(from work: inout HandoffQueue<QueuedWork>, by filter: WorkFilter) -> QueuedWork? {
+    static func takeFirstAdmitted(from work: inout HandoffQueue<QueuedWork>, by filter: WorkFilter,
+                                  in mode: RunLoop.Mode) -> QueuedWork? {
         guard !work.isEmpty else { return nil }
         // The first item is nearly always the one: it is moved out and looked at as a local (a
         // search in place copies each item it looks at, a retain and release of every reference
         // the item holds), and put back only when it may not run now.
         let first = work.popFirst()
-        if filter.admits(first) { return first }
+        if filter.admits(first, in: mode) { return first }
+        return takeAdmittedOutOfTurn(from: &work, puttingBack: first, by: filter, in: mode)
+    }
+
+    /// ``takeFirstAdmitted(from:by:in:)`` when the first item may not run now: puts it back and
+    /// searches the rest in place.
+    @inline(never)
+    static func takeAdmittedOutOfTurn(from work: inout HandoffQueue<QueuedWork>, puttingBack first: consuming QueuedWork,
+                                      by filter: WorkFilter, in mode: RunLoop.Mode) -> QueuedWork? {
         work.putBackFirst(first)
-        guard let offset = work.firstOffset(where: { filter.admits($0) }) else { return nil }
+        guard let offset = work.firstOffset(where: { filter.admits($0, in: mode) }) else { return nil }
         return work.remove(atOffset: offset)
     }
 }

@@ -101,6 +101,7 @@ extension PortRunLoop {
     /// loop knows about its message — otherwise a `perform` or a `RunLoopThread.stop()` made after
     /// that send could overtake it. Returns true when the caller must ring the doorbell, which it
     /// does after releasing the port's lock. Lock order: port, then inbox (never the reverse).
+    @inline(__always)
     func portBecameReady(_ port: MessagePort) -> Bool {
         enqueueDeferringDoorbell(QueuedWork(modes: .all, kind: .portReady(port))).ring
     }
@@ -164,8 +165,11 @@ extension PortRunLoop {
     /// anything sent to it since) when the port is scheduled in the nested run's mode.
     private func continueInterruptedBatches(mode: RunLoop.Mode) -> Bool {
         var handled = false
-        for port in portsInDelivery where !port.ownerBuffer.isEmpty {
-            guard let registration = ports[ObjectIdentifier(port)], registration.group.isInRunningMode else { continue }
+        // The ports in delivery on entry: a delivery below pushes and pops its own.
+        for offset in 0..<portsInDelivery.count {
+            let port = portsInDelivery.element(atOffset: offset)
+            guard !port.ownerBuffer.isEmpty, let registration = ports[ObjectIdentifier(port)],
+                  registration.group.isInRunningMode else { continue }
             handled = deliverMessages(of: port, registration: registration, mode: mode) || handled
         }
         return handled
@@ -207,7 +211,7 @@ extension PortRunLoop {
                                  to deliver: (MessagePort.Message) -> Void) -> Bool {
         var delivered = false
         portsInDelivery.append(port)
-        defer { portsInDelivery.removeLast() }
+        defer { _ = portsInDelivery.popLast() }
         let id = ObjectIdentifier(port)
         // The registration that passed the last full check, and its generation then. Common modes
         // only ever grow, and a nested run that changes the running mode returns before the next

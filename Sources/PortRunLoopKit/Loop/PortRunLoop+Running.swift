@@ -96,7 +96,7 @@ extension PortRunLoop {
 
     @inline(__always) func ringDoorbell() {
         wakeSignals.increment()
-        doorbell.ring()
+        Doorbell.ring(doorbellDescriptor)
         // Only a producer that finds the loop asleep gets here, so this costs a burst nothing.
         Self.noteMessageSentFromCurrentThread()
     }

@@ -24,8 +24,15 @@ public final class PortRunLoop: @unchecked Sendable {
     public let name: String
     let base: EventBase
     private(set) var doorbell: Doorbell!
+    /// The doorbell's eventfd, for producers to ring (``ringDoorbell()``): a plain value, so a ring
+    /// neither loads nor retains the ``Doorbell`` (it is closed only in `deinit`, when no producer
+    /// holds the loop any more).
+    let doorbellDescriptor: Int32
     private(set) var wakeTimer: WakeTimer!
     private let owner: Owner
+    /// Set by the thread-exit destructor, after the loop was shut down on its thread. Declared
+    /// beside `owner`: ``isCurrentThread`` reads both, and so finds them on one cache line.
+    let ownerThreadExited = Atomic<Bool>(false)
 
     enum Owner { case thread(pthread_t), mainThread }
 
@@ -64,9 +71,11 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var frames: [RunFrame] = []
     @exclusivity(unchecked) var localWork = HandoffQueue<QueuedWork>()
     @exclusivity(unchecked) var pendingPorts: [MessagePort] = []
-    /// Ports whose batch is being delivered, innermost last: a nested run started by one of their
-    /// handlers continues their batch (Semantics R8).
-    @exclusivity(unchecked) var portsInDelivery: [MessagePort] = []
+    /// Ports whose batch is being delivered, innermost last (a stack: ``HandoffQueue/append(_:)``
+    /// and ``HandoffQueue/popLast()``): a nested run started by one of their handlers continues
+    /// their batch (Semantics R8). Not an `Array`, whose append and removal call into the runtime
+    /// (a uniqueness check, the standard library's prespecialized append) on every batch.
+    @exclusivity(unchecked) var portsInDelivery = HandoffQueue<MessagePort>()
     @exclusivity(unchecked) var ports: [ObjectIdentifier: PortRegistration] = [:]
     @exclusivity(unchecked) var timers: [ObjectIdentifier: TimerRegistration] = [:]
     @exclusivity(unchecked) var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
@@ -179,7 +188,9 @@ public final class PortRunLoop: @unchecked Sendable {
         self.inbox = TracedMutex(Inbox(logger: logger))
         self.ownerLogger = logger
         self.base = try EventBase()
-        self.doorbell = try Doorbell(base: base)
+        let doorbell = try Doorbell(base: base)
+        self.doorbell = doorbell
+        self.doorbellDescriptor = doorbell.fileDescriptor
         self.wakeTimer = try WakeTimer(base: base)
         CallerContext.resolve() // an instrument bootstrapped since: context capture turns on
     }
@@ -205,17 +216,17 @@ public final class PortRunLoop: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public var isCurrentThread: Bool {
-        switch owner {
-        case .thread(let t):
-            // glibc reuses a pthread_t once its thread has exited: a dead loop must not mistake a
-            // new, unrelated thread for its owner.
-            !ownerThreadExited.load(ordering: .acquiring) && System.isSameThread(t, System.currentThread())
-        case .mainThread: System.isMainThread()
+        @inline(__always) get {
+            switch owner {
+            case .thread(let t):
+                // glibc reuses a pthread_t once its thread has exited: a dead loop must not mistake
+                // a new, unrelated thread for its owner.
+                !ownerThreadExited.load(ordering: .acquiring) && System.isSameThread(t, System.currentThread())
+            case .mainThread: System.isMainThread()
+            }
         }
     }
 
-    /// Set by the thread-exit destructor, after the loop was shut down on its thread.
-    let ownerThreadExited = Atomic<Bool>(false)
 
     /// Traps with a message naming the loop unless called on its thread (NIO's
     /// `preconditionInEventLoop`).
@@ -240,16 +251,21 @@ public final class PortRunLoop: @unchecked Sendable {
     /// about 90, where comparing with the same mode as last time is a few.
     ///
     /// Thread-safety: the loop's thread.
+    ///
+    /// Inlined into the loop's turn (one function fewer on the wake path's pages); working the
+    /// facts out anew is not (``learnModeFacts(_:)``).
+    @inline(__always)
     func workFilter(for mode: RunLoop.Mode, jobsMayStart: Bool = true) -> WorkFilter {
-        let facts: ModeFacts
-        if let known = modeFacts, known.mode == mode {
-            facts = known
-        } else {
-            facts = ModeFacts(mode: mode, isCommon: ownerCommonModes.contains(mode), isSynchronousWait: mode == .synchronousWait)
-            modeFacts = facts
-        }
-        return WorkFilter(mode: mode, commonModes: ownerCommonModes, modeIsCommon: facts.isCommon,
-                          isSynchronousWait: facts.isSynchronousWait, jobsMayStart: jobsMayStart)
+        let facts = if let known = modeFacts, known.mode == mode { known } else { learnModeFacts(mode) }
+        return WorkFilter(modeIsCommon: facts.isCommon, isSynchronousWait: facts.isSynchronousWait, jobsMayStart: jobsMayStart)
+    }
+
+    /// Works out and keeps what a filter needs to know about `mode` (see ``workFilter(for:jobsMayStart:)``).
+    @inline(never)
+    private func learnModeFacts(_ mode: RunLoop.Mode) -> ModeFacts {
+        let facts = ModeFacts(mode: mode, isCommon: ownerCommonModes.contains(mode), isSynchronousWait: mode == .synchronousWait)
+        modeFacts = facts
+        return facts
     }
 
     /// Adds `mode` to the common modes: sources and work scheduled in `.common` then also fire in
@@ -290,6 +306,7 @@ extension PortRunLoop {
         let rc = pthread_key_create(&key) { raw in
             guard let raw else { return }
             let loop = Unmanaged<PortRunLoop>.fromOpaque(raw).takeRetainedValue()
+            ThreadLocals.loop = nil // the destructor runs on the exiting thread
             loop.shutDownIfNeeded()
             loop.ownerThreadExited.store(true, ordering: .releasing)
         }
@@ -328,7 +345,7 @@ extension PortRunLoop {
         if let existing = existingForCurrentThread() { return existing } // the main loop included
         let name = Thread.current.name.flatMap { $0.isEmpty ? nil : $0 } ?? "thread-\(pthread_self())"
         let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()))
-        pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
+        register(loop)
         return loop
     }
 
@@ -341,10 +358,23 @@ extension PortRunLoop {
     /// spinning for (see ``IdleSpin``). Makes no loop; costs a thread-local read.
     ///
     /// Thread-safety: any thread; touches only the calling thread's own loop.
+    ///
+    /// Inlined: it is on the path of a producer that finds a loop asleep. A thread known not to be
+    /// the main thread, with no loop, goes no further than two thread-local loads.
+    @inline(__always)
     package static func noteMessageSentFromCurrentThread() {
         if let loop = registeredForCurrentThread() {
             loop.inConversation = true
-        } else if mainLoopMade.load(ordering: .acquiring), System.isMainThread() {
+        } else if ThreadLocals.isMainThread != false {
+            noteMessageSentFromMainThread()
+        }
+    }
+
+    /// ``noteMessageSentFromCurrentThread()`` on a thread without a loop of its own that may be the
+    /// main thread (not known yet, or known to be).
+    @inline(never)
+    private static func noteMessageSentFromMainThread() {
+        if System.isMainThread(), mainLoopMade.load(ordering: .acquiring) {
             mainLoop.inConversation = true
         }
     }
@@ -356,16 +386,22 @@ extension PortRunLoop {
         return registeredForCurrentThread()
     }
 
-    /// The loop registered for the calling thread (``threadKey``), if any; never the main loop.
-    private static func registeredForCurrentThread() -> PortRunLoop? {
-        guard let raw = pthread_getspecific(threadKey) else { return nil }
-        return Unmanaged<PortRunLoop>.fromOpaque(raw).takeUnretainedValue()
+    /// The loop registered for the calling thread, if any; never the main loop. Read from the
+    /// thread-local mirror (``ThreadLocals/loop``): no call, no lazily made key.
+    @inline(__always)
+    private static func registeredForCurrentThread() -> PortRunLoop? { ThreadLocals.loop }
+
+    /// Registers `loop` as the calling thread's: ``threadKey`` holds the reference (its destructor
+    /// shuts the loop down when the thread exits), ``ThreadLocals/loop`` mirrors it for reading.
+    private static func register(_ loop: PortRunLoop) {
+        pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
+        ThreadLocals.loop = loop
     }
 
     /// Makes a loop for a thread ``RunLoopThread`` is starting; registered like ``current``.
     static func makeForNewThread(name: String, logger: Logger) throws(PortRunLoopError) -> PortRunLoop {
         let loop = try PortRunLoop(name: name, owner: .thread(pthread_self()), logger: logger)
-        pthread_setspecific(threadKey, Unmanaged.passRetained(loop).toOpaque())
+        register(loop)
         return loop
     }
 

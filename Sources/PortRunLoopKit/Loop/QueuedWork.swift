@@ -38,28 +38,20 @@ struct QueuedWork {
 /// The hot path of every perform: `ModeSet.contains` for `.common` asks whether the running mode is
 /// one of the common modes, which hashes the mode's string (a third of the loop's per-block cost
 /// in a profile of a perform burst). A filter is given the answer once per pass instead, and the
-/// loop keeps it from pass to pass (``PortRunLoop/workFilter(for:jobsMayStart:)``).
+/// loop keeps it from pass to pass (``PortRunLoop/workFilter(for:jobsMayStart:)``). It holds no
+/// reference (neither the mode's string nor the set of common modes): making and dropping one
+/// retains and releases nothing. The running mode is passed to ``admits(_:in:)`` by the caller,
+/// which holds it anyway.
 struct WorkFilter {
-    let mode: RunLoop.Mode
-    let commonModes: Set<RunLoop.Mode>
-    /// `commonModes.contains(mode)`.
+    /// The running mode is one of the common modes.
     let modeIsCommon: Bool
-    /// `mode == .synchronousWait`.
+    /// The running mode is `.synchronousWait`.
     let isSynchronousWait: Bool
     /// False while an executor job is on this thread's stack (jobs never nest).
     let jobsMayStart: Bool
 
-    init(mode: RunLoop.Mode, commonModes: Set<RunLoop.Mode>, modeIsCommon: Bool, isSynchronousWait: Bool,
-         jobsMayStart: Bool = true) {
-        self.mode = mode
-        self.commonModes = commonModes
-        self.modeIsCommon = modeIsCommon
-        self.isSynchronousWait = isSynchronousWait
-        self.jobsMayStart = jobsMayStart
-    }
-
-    /// Whether `work` belongs to the mode.
-    @inline(__always) func matches(_ work: QueuedWork) -> Bool {
+    /// Whether `work` belongs to `mode`, the mode the filter was made for.
+    @inline(__always) func matches(_ work: QueuedWork, in mode: RunLoop.Mode) -> Bool {
         switch work.kind {
         case .call(let call) where isSynchronousWait && call.servedWhileWaiting: return true
         case .portReady: return true // always taken: delivered now or moved to the pending ports
@@ -67,16 +59,16 @@ struct WorkFilter {
             switch work.modes {
             case .common: return modeIsCommon
             case .all: return true
-            case .some: return work.modes.contains(mode, commonModes: commonModes)
+            case .some(let set): return set.contains(mode) || (modeIsCommon && set.contains(.common))
             }
         }
     }
 
-    /// Whether `work` may run now: it belongs to the mode and, if it is an executor job, no job is
-    /// running on this thread.
-    @inline(__always) func admits(_ work: QueuedWork) -> Bool {
+    /// Whether `work` may run now in `mode` (the mode the filter was made for): it belongs to the
+    /// mode and, if it is an executor job, no job is running on this thread.
+    @inline(__always) func admits(_ work: QueuedWork, in mode: RunLoop.Mode) -> Bool {
         if !jobsMayStart, case .job = work.kind { return false }
-        return matches(work)
+        return matches(work, in: mode)
     }
 }
 

@@ -104,7 +104,7 @@ extension PortRunLoop {
     private func hasQueuedWork(for mode: RunLoop.Mode) -> Bool {
         if !localWork.isEmpty {
             let filter = workFilter(for: mode)
-            if localWork.contains(where: { filter.matches($0) }) { return true }
+            if localWork.contains(where: { filter.matches($0, in: mode) }) { return true }
         }
         // Work is only ever added with the hint raised (see `collectInbox`).
         guard workHint.pointee.load(ordering: .acquiring) else { return false }

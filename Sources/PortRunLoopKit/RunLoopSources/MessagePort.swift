@@ -567,7 +567,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         // The batches of this port the calling thread is itself inside (a handler, or a nested run
         // continuing the batch): whatever loop the port is attached to now, or none after
         // `invalidate()` or its removal from its last mode.
-        let held = PortRunLoop.existingForCurrentThread()?.portsInDelivery.reduce(0) { $0 + ($1 === self ? 1 : 0) } ?? 0
+        var held = 0
+        if let loop = PortRunLoop.existingForCurrentThread() {
+            for offset in 0..<loop.portsInDelivery.count where loop.portsInDelivery.element(atOffset: offset) === self { held += 1 }
+        }
         return gate.waitForHandlers(deadlineMonotonic: deadline, excluding: held)
     }
 
@@ -721,7 +724,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             if state.spaceWaiters > 0 { notifyRoomChanged() }
         }
         state.readyOnLoop = false
-        return (state.delegate, state.handler)
+        // The delegate only counts without a handler, and reading it (a weak reference) is a
+        // call into the runtime: not made when there is a handler.
+        guard let handler = state.handler else { return (state.delegate, nil) }
+        return (nil, handler)
     }
 
     public static func == (lhs: MessagePort, rhs: MessagePort) -> Bool { lhs === rhs }

@@ -111,7 +111,9 @@ extension PortRunLoop {
     ///
     /// Thread-safety: the loop's thread.
     var innermostRunHasAmbientContext: Bool {
-        frames.last?.hasAmbientContext ?? CallerContext.isSet
+        @inline(__always) get {
+            frames.last?.hasAmbientContext ?? CallerContext.isSet
+        }
     }
 }
 

@@ -66,6 +66,23 @@ struct HandoffQueue<Element>: ~Copyable {
         (storage.unsafelyUnwrapped + head).initialize(to: element)
     }
 
+    /// Removes and returns the last element: the queue used as a stack. Precondition: not empty.
+    @inline(__always)
+    mutating func popLast() -> Element {
+        precondition(head < tail, "HandoffQueue.popLast() on an empty queue")
+        tail &-= 1
+        let element = (storage.unsafelyUnwrapped + tail).move()
+        if head == tail { head = 0; tail = 0 }
+        return element
+    }
+
+    /// The element at `offset` (0 is the first). Precondition: `offset` is in range.
+    @inline(__always)
+    func element(atOffset offset: Int) -> Element {
+        precondition(offset >= 0 && offset < count, "HandoffQueue.element(atOffset:) out of range")
+        return (storage.unsafelyUnwrapped + head + offset).pointee
+    }
+
     /// Reads the first element in place; when `read` returns a value, the element is removed
     /// *without being deinitialized* and that value is returned, otherwise nothing changes and nil
     /// is returned. Precondition: not empty, and `read` answers only for an element that holds no
@@ -134,9 +151,20 @@ struct HandoffQueue<Element>: ~Copyable {
     }
 
     /// Moves every element of `other` to the end of this queue, in order; `other` ends empty.
+    ///
+    /// Inlined: the usual case, this queue empty, is a swap of the two buffers, done where a batch
+    /// changes hands (a loop collecting its inbox, taking a port's queue) rather than in a function
+    /// of its own, one page of code more for a wake-up to touch. The copy is not inlined.
+    @inline(__always)
     mutating func append(movingContentsOf other: inout HandoffQueue<Element>) {
         guard !other.isEmpty else { return }
         if isEmpty { swap(with: &other); return }
+        appendMoving(&other)
+    }
+
+    /// ``append(movingContentsOf:)`` into a queue that is not empty.
+    @inline(never)
+    private mutating func appendMoving(_ other: inout HandoffQueue<Element>) {
         let moved = other.count
         if tail + moved > capacity { makeRoomAtTail(for: moved) }
         (storage.unsafelyUnwrapped + tail).moveInitialize(from: other.storage.unsafelyUnwrapped + other.head, count: moved)

@@ -107,25 +107,19 @@ enum System {
     ///
     /// Foundation's `Thread.isMainThread` costs two system calls on Linux (CoreFoundation compares
     /// `gettid()` with `getpid()` on every call), which the notification center pays on every post;
-    /// here the answer is computed once per thread and kept in thread-specific data
-    /// (`pthread_getspecific`).
+    /// here the answer is computed once per thread and kept in a thread-local
+    /// (``ThreadLocals/isMainThread``).
     static func isMainThread() -> Bool {
-        // The value stored is a marker, not an address: 1 = main thread, 2 = another thread.
-        if let cached = pthread_getspecific(mainThreadKey) { return Int(bitPattern: cached) == 1 }
+        if let known = ThreadLocals.isMainThread { return known }
         let isMain = Thread.isMainThread
-        pthread_setspecific(mainThreadKey, UnsafeRawPointer(bitPattern: isMain ? 1 : 2))
+        ThreadLocals.isMainThread = isMain
         return isMain
     }
 
-    private static let mainThreadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let rc = pthread_key_create(&key, nil)
-        precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
-        return key
-    }()
-
-    /// `pthread_equal`.
-    static func isSameThread(_ a: pthread_t, _ b: pthread_t) -> Bool { pthread_equal(a, b) != 0 }
+    /// `pthread_equal(a, b)`, which glibc defines as `a == b` (a `pthread_t` is the address of the
+    /// thread's descriptor): compared inline, without a call into libc on every owner check.
+    @inline(__always)
+    static func isSameThread(_ a: pthread_t, _ b: pthread_t) -> Bool { a == b }
 
     /// Names the calling thread: Foundation's `Thread.current.name`, which also sets the kernel's
     /// name (`pthread_setname_np`, at most 15 bytes) that debuggers and `top -H` show.
