@@ -149,10 +149,14 @@ extension PortRunLoop {
             defer { if let turn { reportTurn(from: turn, mode: mode) } }
             if let condition, condition() { return .handledSource }
             if frames[frames.count - 1].stopped { return .stopped }
-            var handled = runQueuedWork(mode: mode)
-            handled = deliverPendingPorts(mode: mode) || handled
-            handled = fireDueTimers() || handled
-            handled = handleReadyFileDescriptors() || handled
+            // Each kind of source is looked at only when it has something to look at: a turn for
+            // one hand-off then runs none of the others' code, and after an idle spell every
+            // function of its own is a page of code to fetch (see Architecture, "Threads and
+            // ownership"). The tests are the ones each function starts with.
+            var handled = localWork.isEmpty ? false : runQueuedWork(mode: mode)
+            if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
+            if !timers.isEmpty { handled = fireDueTimers() || handled }
+            if !readyFileDescriptors.isEmpty { handled = handleReadyFileDescriptors() || handled }
             if frames[frames.count - 1].stopped { return .stopped }
             if let condition, condition() { return .handledSource }
             if handled && returnAfterSourceHandled { return .handledSource }
@@ -167,10 +171,10 @@ extension PortRunLoop {
             // A nested run may have collected work, ports or readiness this turn's budget did not
             // cover, and a handler may have scheduled a timer that is already due: never sleep on
             // something runnable (take another turn instead).
-            if !readyFileDescriptors.isEmpty || nextRunnableWorkIndex(mode: mode) != nil
-                || hasDeliverablePendingPort(mode: mode) { continue }
+            if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
+                || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
             var wake = deadline
-            let timerWake = nextTimerWake()
+            let timerWake = timers.isEmpty ? .infinity : nextTimerWake()
             if timerWake != .infinity {
                 // Timer dates are wall-clock dates; the wait is on the monotonic clock.
                 let wallNow = Date().timeIntervalSinceReferenceDate
