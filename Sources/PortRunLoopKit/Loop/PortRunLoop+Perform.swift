@@ -128,11 +128,6 @@ extension PortRunLoop {
     /// item is found and taken in one access to `localWork` (each access to a class's stored
     /// property is a dynamic exclusivity check). Common modes added by an item take effect on the
     /// next pass, as documented for ``addCommonMode(_:)``.
-    ///
-    /// The usual items, a block with no context to restore and a port's "ready", take a short path
-    /// here; everything else is run out of line (``runQueuedItem(_:ambient:)``). That keeps the code
-    /// a wake-up runs on one or two pages instead of spread over the whole function: after an idle
-    /// spell every page of code the hand-off touches is a likely TLB and cache miss.
     func runQueuedWork(mode: RunLoop.Mode) -> Bool {
         var budget = localWork.count
         guard budget > 0 else { return false }
@@ -142,37 +137,23 @@ extension PortRunLoop {
         while budget > 0 {
             budget -= 1
             guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter, in: mode) else { break }
-            if case .portReady(let port) = item.kind {
+            switch item.kind {
+            case .block(let block): withCallerContext(item.context, ambient: ambient, block)
+            case .call(let call):
+                inConversation = true // its caller waits for the answer
+                withCallerContext(item.context, ambient: ambient) { call.run() }
+            case .job(let job):
+                inConversation = true // a Swift task passing through, as an `await` does
+                executorJobsRun.increment()
+                runExecutorJob(job)
+            case .portReady(let port):
                 if portIsReady(port, mode: mode) { handled = true }
                 continue // a port is a source, not a perform
-            }
-            if case .block(let block) = item.kind, item.context == nil, !ambient {
-                block() // no context to bind or clear (see ``withCallerContext(_:ambient:_:)``)
-            } else {
-                runQueuedItem(item, ambient: ambient)
             }
             performsRun.increment()
             handled = true
         }
         return handled
-    }
-
-    /// Runs a queued block, synchronous call or executor job that ``runQueuedWork(mode:)`` took
-    /// (not a port's "ready"), in its caller's context.
-    @inline(never)
-    private func runQueuedItem(_ item: consuming QueuedWork, ambient: Bool) {
-        switch item.kind {
-        case .block(let block): withCallerContext(item.context, ambient: ambient, block)
-        case .call(let call):
-            inConversation = true // its caller waits for the answer
-            withCallerContext(item.context, ambient: ambient) { call.run() }
-        case .job(let job):
-            inConversation = true // a Swift task passing through, as an `await` does
-            executorJobsRun.increment()
-            runExecutorJob(job)
-        case .portReady:
-            preconditionFailure("PortRunLoop.runQueuedItem: a port's ready item is delivered by runQueuedWork")
-        }
     }
 
     /// The position of the oldest queued item that may run now in `mode`, if any.

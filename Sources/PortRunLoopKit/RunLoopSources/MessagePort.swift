@@ -567,10 +567,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         // The batches of this port the calling thread is itself inside (a handler, or a nested run
         // continuing the batch): whatever loop the port is attached to now, or none after
         // `invalidate()` or its removal from its last mode.
-        var held = 0
-        if let loop = PortRunLoop.existingForCurrentThread() {
-            for offset in 0..<loop.portsInDelivery.count where loop.portsInDelivery.element(atOffset: offset) === self { held += 1 }
-        }
+        let held = PortRunLoop.existingForCurrentThread()?.portsInDelivery.count { $0 === self } ?? 0
         return gate.waitForHandlers(deadlineMonotonic: deadline, excluding: held)
     }
 

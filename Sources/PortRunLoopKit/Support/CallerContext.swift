@@ -98,12 +98,23 @@ extension PortRunLoop {
     /// a context runs with the context cleared, so that nothing leaks from an outer handler into
     /// unrelated work of a nested run. With neither, `body` is called directly.
     ///
+    /// Only that test is inlined into the callers (the loop's hot paths); binding a context, a
+    /// task-local binding of some size, is out of line (``withCallerContextBound(_:_:)``), so that
+    /// the code a wake-up runs stays on few pages.
+    ///
     /// Thread-safety: the loop's thread.
     @inline(__always)
     func withCallerContext<T>(_ context: CapturedContext?, ambient: Bool, _ body: () throws -> T) rethrows -> T {
-        if let context { return try ServiceContext.withValue(context.value, operation: body) }
-        if ambient { return try ServiceContext.withValue(nil, operation: body) }
+        if let context { return try withCallerContextBound(context.value, body) }
+        if ambient { return try withCallerContextBound(nil, body) }
         return try body()
+    }
+
+    /// ``withCallerContext(_:ambient:_:)`` with a context to bind: `value`, or none (the ambient
+    /// one cleared).
+    @inline(never)
+    private func withCallerContextBound<T>(_ value: ServiceContext?, _ body: () throws -> T) rethrows -> T {
+        try ServiceContext.withValue(value, operation: body)
     }
 
     /// Whether the innermost run was entered with a context bound (see

@@ -109,6 +109,14 @@ struct HandoffQueue<Element>: ~Copyable {
         return nil
     }
 
+    /// How many elements satisfy `predicate`.
+    func count(where predicate: (borrowing Element) -> Bool) -> Int {
+        guard let storage else { return 0 }
+        var matching = 0
+        for index in head..<tail where predicate((storage + index).pointee) { matching += 1 }
+        return matching
+    }
+
     /// Whether an element satisfies `predicate`.
     func contains(where predicate: (borrowing Element) -> Bool) -> Bool {
         firstOffset(where: predicate) != nil
