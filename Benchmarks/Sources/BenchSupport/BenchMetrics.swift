@@ -35,6 +35,13 @@ public enum BenchMetrics {
     ///
     /// Thread-safety: a constant.
     public static let cpuNsPerMessage = BenchmarkMetric.custom("cpuNsPerMessage", polarity: .prefersSmaller, useScalingFactor: false)
+    /// The share of the sample's messages, in percent, that the consumer handled on the CPU the
+    /// producer sent them from (`sched_getcpu` on both sides). Unpinned, a sparse stream's CPU per
+    /// message depends on it: a consumer that sleeps on the producer's CPU is woken by a context
+    /// switch, one that sleeps on the other vCPU by an interrupt to a halted vCPU.
+    ///
+    /// Thread-safety: a constant.
+    public static let sameCPUPercent = BenchmarkMetric.custom("sameCPUPercent", polarity: .prefersLarger, useScalingFactor: false)
     /// The 99th percentile of the sample's per-request latencies, ns.
     ///
     /// Thread-safety: a constant.

@@ -1,4 +1,5 @@
 import Benchmark
+import CBenchSupport
 
 extension Scenarios {
     /// The pacing of a sparse-traffic scenario: one message every `gap`, `messages` per sample.
@@ -32,7 +33,8 @@ extension Scenarios {
     /// (paced with `clock_nanosleep` to absolute deadlines, no spinning) to the peer's consumer;
     /// a sample ends when the consumer handled the last one. Reports `cpuNsPerMessage`: the
     /// process's CPU time over the sample (every thread: producer, consumer, runtime) divided by the
-    /// messages, and wall clock, context switches, mallocs and `operations` (messages).
+    /// messages; `sameCPUPercent`: the share of messages the consumer handled on the CPU they were
+    /// sent from; and wall clock, context switches, mallocs and `operations` (messages).
     ///
     /// Thread-safety: call from the benchmark registration closure only.
     public static func sparseCPU(_ peer: String, gap: SparseGap, factory: @escaping ChannelFactory) {
@@ -40,7 +42,8 @@ extension Scenarios {
         Benchmark(
             "SparseCPU.\(peer).\(gap.label)",
             configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal, BenchMetrics.cpuNsPerMessage,
-                                           BenchMetrics.contextSwitches, BenchMetrics.operations],
+                                           BenchMetrics.sameCPUPercent, BenchMetrics.contextSwitches,
+                                           BenchMetrics.operations],
                                  warmupIterations: 1, scalingFactor: .one, maxDuration: .seconds(6), maxIterations: 10),
             closure: { benchmark in box.fixture!.runSample(benchmark) },
             setup: { box.fixture = try SparseFixture(factory: factory, gap: gap) },
@@ -51,7 +54,7 @@ extension Scenarios {
 
 /// A consumer fed one message per gap by the benchmark's thread (see ``Scenarios/sparseCPU``).
 final class SparseFixture {
-    let receiver = Receiver(role: .sink)
+    let receiver = Receiver(role: .placedSink)
     let channel: any MessageChannel
     let gap: Scenarios.SparseGap
 
@@ -69,12 +72,14 @@ final class SparseFixture {
         for _ in 0..<gap.messages {
             next &+= gap.nanoseconds
             ProcessCounters.sleep(untilNanoseconds: next)
+            receiver.producerCPU.store(sched_getcpu(), ordering: .relaxed)
             channel.send()
         }
         receiver.done.wait()
         benchmark.stopMeasurement()
         let cpuPerMessage = (ProcessCounters.cpuNanoseconds() - cpu) / UInt64(gap.messages)
         benchmark.measurement(BenchMetrics.cpuNsPerMessage, Int(cpuPerMessage))
+        benchmark.measurement(BenchMetrics.sameCPUPercent, receiver.onProducerCPU * 100 / gap.messages)
         record(benchmark, operations: gap.messages, contextSwitches: ProcessCounters.contextSwitches() - switches,
                wakeSignals: nil)
     }

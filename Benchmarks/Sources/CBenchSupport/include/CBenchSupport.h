@@ -18,6 +18,10 @@ void *CFRunLoopGetCurrent(void);
 void CFRunLoopWakeUp(void *runLoop);
 void CFRunLoopStop(void *runLoop);
 
+// sched_getcpu(3), from <sched.h> (a GNU extension the Glibc module does not expose): the CPU the
+// calling thread runs on.
+int sched_getcpu(void);
+
 // Keeps SwiftPM happy about a C target with only a header (and gives the benchmarks a compiler
 // barrier that costs one call).
 void cbench_touch(void *pointer);
