@@ -6,25 +6,26 @@ import Testing
 /// re-schedules, checking after each step that the first timer is the model's and every index the
 /// heap recorded is right.
 @Suite struct TimerHeapTests {
-    private func makeRegistration(due: Double, sequence: UInt64, group: SourceGroup) -> TimerRegistration {
-        let registration = TimerRegistration(timer: RunLoopTimer(fireAt: .distantFuture) { _ in }, group: group)
-        registration.due = due
-        registration.sequence = sequence
-        return registration
+    private func makeTimer(due: Double, sequence: UInt64, group: SourceGroup) -> RunLoopTimer {
+        let timer = RunLoopTimer(fireAt: .distantFuture) { _ in }
+        timer.group = group
+        timer.due = due
+        timer.sequence = sequence
+        return timer
     }
 
     @Test func agreesWithASortedModel() {
         var generator = SystemRandomNumberGenerator()
         let group = SourceGroup(modes: .common)
         var heap = TimerHeap()
-        var model: [TimerRegistration] = []
+        var model: [RunLoopTimer] = []
         var sequence: UInt64 = 0
-        func key(_ r: TimerRegistration) -> (Double, UInt64) { (r.due, r.sequence) }
+        func key(_ r: RunLoopTimer) -> (Double, UInt64) { (r.due, r.sequence) }
         for step in 0..<20_000 {
             switch Int.random(in: 0..<10, using: &generator) {
             case 0..<5:
                 // Few distinct due times, so equal dates (ordered by sequence) are common.
-                let r = makeRegistration(due: Double(Int.random(in: 0..<50, using: &generator)), sequence: sequence, group: group)
+                let r = makeTimer(due: Double(Int.random(in: 0..<50, using: &generator)), sequence: sequence, group: group)
                 sequence += 1
                 heap.insert(r)
                 model.append(r)
@@ -65,8 +66,8 @@ import Testing
     @Test func removingATimerThatIsNotInTheHeapDoesNothing() {
         let group = SourceGroup(modes: .common)
         var heap = TimerHeap()
-        let inside = makeRegistration(due: 1, sequence: 0, group: group)
-        let outside = makeRegistration(due: 0, sequence: 1, group: group)
+        let inside = makeTimer(due: 1, sequence: 0, group: group)
+        let outside = makeTimer(due: 0, sequence: 1, group: group)
         heap.insert(inside)
         heap.remove(outside)
         #expect(heap.count == 1)

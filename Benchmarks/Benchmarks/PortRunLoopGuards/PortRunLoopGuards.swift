@@ -22,4 +22,5 @@ let benchmarks: @Sendable () -> Void = {
                                     tearDown: { thread.stop() })
     }
     Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000, maxIterations: 20)
+    Scenarios.timerChurn("Ours") { try PortRunLoopTimerChurn() }
 }

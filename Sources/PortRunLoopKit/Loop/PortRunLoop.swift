@@ -77,7 +77,7 @@ public final class PortRunLoop: @unchecked Sendable {
     /// (a uniqueness check, the standard library's prespecialized append) on every batch.
     @exclusivity(unchecked) var portsInDelivery = HandoffQueue<MessagePort>()
     @exclusivity(unchecked) var ports: [ObjectIdentifier: PortRegistration] = [:]
-    @exclusivity(unchecked) var timers: [ObjectIdentifier: TimerRegistration] = [:]
+    @exclusivity(unchecked) var timers: [ObjectIdentifier: RunLoopTimer] = [:]
     @exclusivity(unchecked) var fdSources: [ObjectIdentifier: FileDescriptorRegistration] = [:]
     /// The same registrations by fd number (several sources may watch one fd).
     @exclusivity(unchecked) var fileDescriptorRegistrations: [Int32: [FileDescriptorRegistration]] = [:]
@@ -442,13 +442,14 @@ extension PortRunLoop {
         pendingPorts.removeAll()
         for registration in ports.values { registration.port.invalidate() }
         ports.removeAll()
-        let deadTimers = timers.values.map(\.timer)
+        let deadTimers = Array(timers.values)
         timers.removeAll()
         let deadSources = fdSources.values.map(\.source)
         for registration in fdSources.values { registration.detach() }
         fdSources.removeAll()
         fileDescriptorRegistrations.removeAll()
         for group in sourceGroups.values { group.timers.removeAll() }
+        for timer in deadTimers { timer.group = nil } // a group's heap held its timers, each timer its group
         sourceGroups.removeAll()
         sourceGroupsChanged()
         readyFileDescriptors.removeAll()

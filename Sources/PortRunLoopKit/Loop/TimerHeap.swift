@@ -1,19 +1,19 @@
-/// A binary min-heap of timer registrations ordered by (due time, sequence number): insert, remove
+/// A binary min-heap of timers ordered by (due time, sequence number): insert, remove
 /// and re-arm in O(log n), the next timer in O(1) (libuv's `src/timer.c` keeps its timers the same
 /// way). The sequence number is taken from the loop each time a timer is scheduled, so timers due
 /// at the same moment fire in the order they were scheduled.
 ///
-/// Each registration is in at most one heap (its ``SourceGroup``'s) and remembers its index there,
+/// Each timer is in at most one heap (its ``SourceGroup``'s) and remembers its index there,
 /// which is what makes removal O(log n) instead of a search.
 ///
 /// Thread-safety: the loop's thread only.
 struct TimerHeap {
-    private var items: [TimerRegistration] = []
+    private var items: [RunLoopTimer] = []
 
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
     /// The timer due first.
-    var first: TimerRegistration? { items.first }
+    var first: RunLoopTimer? { items.first }
 
     /// When the loop must wake for these timers: the first timer's date plus its tolerance, but no
     /// later than the second-earliest date (which is one of the root's children). So each timer
@@ -27,14 +27,14 @@ struct TimerHeap {
         return wake
     }
 
-    mutating func insert(_ timer: TimerRegistration) {
-        precondition(timer.heapIndex < 0, "PortRunLoop: a timer registration was inserted into a heap twice")
+    mutating func insert(_ timer: RunLoopTimer) {
+        precondition(timer.heapIndex < 0, "PortRunLoop: a timer was inserted into a heap twice")
         timer.heapIndex = items.count
         items.append(timer)
         siftUp(items.count - 1)
     }
 
-    mutating func remove(_ timer: TimerRegistration) {
+    mutating func remove(_ timer: RunLoopTimer) {
         let index = timer.heapIndex
         guard index >= 0, index < items.count, items[index] === timer else { return }
         let last = items.count - 1
@@ -56,7 +56,7 @@ struct TimerHeap {
         items.removeAll()
     }
 
-    private static func precedes(_ a: TimerRegistration, _ b: TimerRegistration) -> Bool {
+    private static func precedes(_ a: RunLoopTimer, _ b: RunLoopTimer) -> Bool {
         a.due < b.due || (a.due == b.due && a.sequence < b.sequence)
     }
 

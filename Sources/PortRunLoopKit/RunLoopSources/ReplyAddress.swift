@@ -10,27 +10,36 @@ import Foundation
 /// request instead of a whole port (its locked state and queue on cache lines of their own, its
 /// delivery gate and invalidation record), none of which a reply uses.
 ///
-/// Thread-safety: `Sendable`; both cases are.
-enum ReplyAddress: Sendable {
+/// One reference, to either: an absent or present address is then released by one runtime call
+/// where the batch's reused ``MessagePort/Message`` is dropped, not by a switch over two cases,
+/// which the compiler outlines to a page of its own on the delivery path.
+///
+/// Thread-safety: `Sendable`; both kinds of target are.
+struct ReplyAddress: Sendable {
+    /// The ``MessagePort`` or the ``InboundRoute``.
+    private let target: AnyObject & Sendable
+
+    private init(target: AnyObject & Sendable) { self.target = target }
+
     /// An in-process reply port (`send(before:msgid:components:from:)`).
-    case port(MessagePort)
+    static func port(_ port: MessagePort) -> ReplyAddress { ReplyAddress(target: port) }
+
     /// The connection a message from another process came on.
-    case inbound(InboundRoute)
+    static func inbound(_ route: InboundRoute) -> ReplyAddress { ReplyAddress(target: route) }
 
     /// The reply port as a ``MessagePort``; for a route, the one port made for it on first use.
     var port: MessagePort {
-        switch self {
-        case .port(let port): port
-        case .inbound(let route): route.port
-        }
+        if let route = target as? InboundRoute { return route.port }
+        return unsafeDowncast(target, to: MessagePort.self)
     }
 
     /// Sends a reply (``MessagePort/Message/reply(msgid:components:fileDescriptors:before:)``):
     /// to the port, or over the route without making a port for it.
     func send(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
-        switch self {
-        case .port(let port): port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
-        case .inbound(let route): route.reply(before: date, msgid: msgid, components: components, descriptors: descriptors)
+        if let route = target as? InboundRoute {
+            return route.reply(before: date, msgid: msgid, components: components, descriptors: descriptors)
         }
+        return unsafeDowncast(target, to: MessagePort.self)
+            .send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
     }
 }
