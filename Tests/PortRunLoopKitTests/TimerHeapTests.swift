@@ -6,9 +6,8 @@ import Testing
 /// re-schedules, checking after each step that the first timer is the model's and every index the
 /// heap recorded is right.
 @Suite struct TimerHeapTests {
-    private func makeTimer(due: Double, sequence: UInt64, group: SourceGroup) -> RunLoopTimer {
+    private func makeTimer(due: Double, sequence: UInt64) -> RunLoopTimer {
         let timer = RunLoopTimer(fireAt: .distantFuture) { _ in }
-        timer.group = group
         timer.due = due
         timer.sequence = sequence
         return timer
@@ -16,7 +15,6 @@ import Testing
 
     @Test func agreesWithASortedModel() {
         var generator = SystemRandomNumberGenerator()
-        let group = SourceGroup(modes: .common)
         var heap = TimerHeap()
         var model: [RunLoopTimer] = []
         var sequence: UInt64 = 0
@@ -25,7 +23,7 @@ import Testing
             switch Int.random(in: 0..<10, using: &generator) {
             case 0..<5:
                 // Few distinct due times, so equal dates (ordered by sequence) are common.
-                let r = makeTimer(due: Double(Int.random(in: 0..<50, using: &generator)), sequence: sequence, group: group)
+                let r = makeTimer(due: Double(Int.random(in: 0..<50, using: &generator)), sequence: sequence)
                 sequence += 1
                 heap.insert(r)
                 model.append(r)
@@ -64,10 +62,9 @@ import Testing
     }
 
     @Test func removingATimerThatIsNotInTheHeapDoesNothing() {
-        let group = SourceGroup(modes: .common)
         var heap = TimerHeap()
-        let inside = makeTimer(due: 1, sequence: 0, group: group)
-        let outside = makeTimer(due: 0, sequence: 1, group: group)
+        let inside = makeTimer(due: 1, sequence: 0)
+        let outside = makeTimer(due: 0, sequence: 1)
         heap.insert(inside)
         heap.remove(outside)
         #expect(heap.count == 1)

@@ -56,6 +56,9 @@ public final class Receiver: @unchecked Sendable {
     @inline(never)
     public func receive() {
         switch role {
+        case .placedSink:
+            if sched_getcpu() == producerCPU.load(ordering: .relaxed) { onProducerCPU &+= 1 }
+            fallthrough
         case .sink:
             count &+= 1
             if count == expected { count = 0; done.signal() }
@@ -64,10 +67,6 @@ public final class Receiver: @unchecked Sendable {
             if count == expected { count = 0; done.signal() } else { forward!.send() }
         case .ponger:
             forward!.send()
-        case .placedSink:
-            if sched_getcpu() == producerCPU.load(ordering: .relaxed) { onProducerCPU &+= 1 }
-            count &+= 1
-            if count == expected { count = 0; done.signal() }
         case .stamp:
             lastArrival = ProcessCounters.nanoseconds()
             done.signal()

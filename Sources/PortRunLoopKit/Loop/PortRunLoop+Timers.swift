@@ -15,10 +15,10 @@ extension PortRunLoop {
     private func registerTimer(_ timer: RunLoopTimer, mode: RunLoop.Mode) {
         guard timer.isValid else { return }
         if inbox.withLock({ $0.isShutDown }) { timer.invalidate(); return }
-        if let group = timers[ObjectIdentifier(timer)]?.group {
+        if let group = timer.group {
             let modes = group.modes.inserting(mode)
             guard modes != group.modes else { return }
-            move(timer, from: group, to: sourceGroup(for: modes))
+            move(timer, to: sourceGroup(for: modes))
         } else {
             timer.group = sourceGroup(forMode: mode)
             timers[ObjectIdentifier(timer)] = timer
@@ -39,7 +39,8 @@ extension PortRunLoop {
         timer.group!.timers.insert(timer)
     }
 
-    private func move(_ timer: RunLoopTimer, from old: SourceGroup, to group: SourceGroup) {
+    private func move(_ timer: RunLoopTimer, to group: SourceGroup) {
+        let old = timer.group!
         let wasInHeap = timer.heapIndex >= 0
         old.timers.remove(timer)
         if timer.isFiring {
@@ -54,13 +55,14 @@ extension PortRunLoop {
     /// Owner: the timer's fire date was set (``RunLoopTimer/fireDate``): re-schedule it, unless it
     /// is firing (the firing code then re-schedules it when its block returns).
     func timerFireDateChanged(_ timer: RunLoopTimer) {
-        guard timers[ObjectIdentifier(timer)] != nil, timer.heapIndex >= 0, let group = timer.group else { return }
+        guard let group = timer.group, timer.heapIndex >= 0 else { return }
         group.timers.remove(timer)
         schedule(timer)
     }
 
     func unregisterTimer(_ timer: RunLoopTimer) {
-        guard timers.removeValue(forKey: ObjectIdentifier(timer)) != nil, let group = timer.group else { return }
+        guard let group = timer.group else { return }
+        timers.removeValue(forKey: ObjectIdentifier(timer))
         group.timers.remove(timer)
         setFiring(timer, false)
         timer.group = nil
@@ -133,7 +135,7 @@ extension PortRunLoop {
                 handled = true
             }
             // Still registered (its block may have invalidated it, or a nested run unregistered it).
-            guard timers[ObjectIdentifier(timer)] != nil, timer.isValid else { continue }
+            guard timer.group != nil, timer.isValid else { continue }
             if timer.fireDateVersion != timer.scheduledVersion {
                 // Its date was set since it was scheduled: by its block, or by another thread
                 // while the loop was deciding to fire it (that thread's re-arm found it out of

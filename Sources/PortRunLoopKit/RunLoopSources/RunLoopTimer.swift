@@ -38,7 +38,8 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     // allocation fewer per timer, and one reference fewer to follow per heap comparison.
     // `@exclusivity(unchecked)`: only the loop's thread touches these, one access at a time.
 
-    /// Its group (the modes it is in) while it is registered in its loop.
+    /// Its group (the modes it is in) while it is registered in its loop: set exactly while the
+    /// loop's `timers` holds it, so "is it registered?" is this test, not a look-up there.
     @exclusivity(unchecked) var group: SourceGroup?
     /// Its fire date, in seconds since the reference date (the wall clock, as `Date`): the heap's
     /// key. Timers compare dates exactly, so equal dates tie and fire in scheduling order.
