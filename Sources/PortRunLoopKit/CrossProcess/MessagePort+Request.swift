@@ -30,8 +30,7 @@ extension MessagePort {
         let reply = try connection.request(msgid: msgid, components: components,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
-        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyAddress: nil, receivePort: self,
-                                   fileDescriptors: reply.descriptors)
+        return replyMessage(reply)
     }
 
     /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` carrying file
@@ -50,8 +49,18 @@ extension MessagePort {
         let reply = try connection.request(msgid: msgid, components: components, descriptors: fileDescriptors,
                                            sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
-        return MessagePort.Message(msgid: reply.msgid, components: reply.components, replyAddress: nil, receivePort: self,
-                                   fileDescriptors: reply.descriptors)
+        return replyMessage(reply)
+    }
+
+    /// The message a request's `reply` becomes, received on this port. Only a reply that carries
+    /// descriptors needs a payload to hold them.
+    private func replyMessage(_ reply: ReplyWait.Reply) -> MessagePort.Message {
+        guard !reply.descriptors.isEmpty else {
+            return MessagePort.Message(msgid: reply.msgid, components: reply.components, receivePort: self)
+        }
+        let payload = MessagePort.Payload(components: reply.components, replyAddress: nil, context: nil, creditSink: nil,
+                                          fileDescriptors: reply.descriptors)
+        return MessagePort.Message(msgid: reply.msgid, payload: payload, receivePort: self)
     }
 
     /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers: the

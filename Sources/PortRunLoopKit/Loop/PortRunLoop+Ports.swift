@@ -220,7 +220,7 @@ extension PortRunLoop {
         // on every message).
         var checkedRegistration = registration
         var checkedGeneration = registration.generation
-        var message = MessagePort.Message(msgid: 0, components: [], replyAddress: nil, receivePort: port)
+        var message = MessagePort.Message(msgid: 0, components: [], receivePort: port)
         let ambient = innermostRunHasAmbientContext
         var messageCarries = false // `message` holds the last payload's components, reply or descriptors
         while !port.ownerBuffer.isEmpty {
@@ -255,8 +255,7 @@ extension PortRunLoop {
                 if messageCarries {
                     // A pure signal after a message that carried something.
                     message.components = []
-                    message.replyAddress = nil
-                    message.fileDescriptors = []
+                    message.extras = nil
                     messageCarries = false
                 }
                 // Called directly when there is no context to clear: through `withCallerContext`
@@ -267,8 +266,7 @@ extension PortRunLoop {
                 let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
                 message.msgid = envelope.msgid
                 message.components = payload.components
-                message.replyAddress = payload.replyAddress
-                message.fileDescriptors = payload.fileDescriptors
+                message.extras = payload.hasExtras ? payload : nil
                 messageCarries = true
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
                 withCallerContext(payload.context, ambient: ambient) { deliver(message) }

@@ -48,6 +48,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         let creditSink: (any CreditSink)?
         /// The file descriptors the message carries (closed with the payload unless taken).
         let fileDescriptors: [TransferredFileDescriptor]
+        /// Whether it has a reply address or descriptors: a delivered ``Message`` then keeps it
+        /// (``Message/extras``); otherwise only its components.
+        let hasExtras: Bool
 
         convenience init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
              fileDescriptors: [TransferredFileDescriptor] = []) {
@@ -62,6 +65,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             self.replyAddress = replyAddress
             self.context = context
             self.creditSink = creditSink
+            self.hasExtras = replyAddress != nil || !fileDescriptors.isEmpty
         }
     }
 
