@@ -39,4 +39,42 @@ import PortRunLoopTestSupport
             }
         }
     }
+
+    /// A message keeps only what its own sender attached: components without a reply port after a
+    /// message that had one, descriptors on the one message that carried them.
+    @Test func keptMessagesKeepTheirOwnReplyPortAndDescriptorsAcrossAMixedBatch() throws {
+        let thread = try RunLoopThread(name: "message-extras")
+        defer { thread.stop() }
+        let port = MessagePort(queueLimit: 100)
+        let reply = MessagePort()
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let kept = Locked<[MessagePort.Message]>([])
+        port.setHandler { message in kept.withLock { $0.append(message) } }
+        let release = holdLoop(thread)                // the sends below form one batch
+        thread.loop.add(port, forMode: .common)
+        #expect(port.send(before: .distantFuture, msgid: 0, components: [Data([0])], from: reply))
+        #expect(port.send(before: .distantFuture, msgid: 1, components: [Data([1])]))
+        #expect(port.send(before: .distantFuture, msgid: 2, components: [], fileDescriptors: [ends[0]]))
+        #expect(port.send(before: .distantFuture, msgid: 3, components: [Data([3])]))
+        #expect(port.send(before: .distantFuture, msgid: 4))
+        release.fire()
+        try thread.loop.performAndWait {}
+        let messages = kept.withLock { $0 }
+        #expect(messages.map(\.msgid) == [0, 1, 2, 3, 4])
+        guard messages.count == 5 else { return }
+        #expect(messages[0].replyPort === reply && messages[0].components == [Data([0])])
+        #expect(messages[1].replyPort == nil && messages[1].components == [Data([1])])
+        #expect(messages[2].fileDescriptors.count == 1 && messages[2].components.isEmpty && messages[2].replyPort == nil)
+        for i in [0, 1, 3, 4] { #expect(messages[i].fileDescriptors.isEmpty) }
+        #expect(messages[3].replyPort == nil && messages[3].components == [Data([3])])
+        #expect(messages[4].components.isEmpty && messages[4].replyPort == nil)
+        // The descriptor is a working duplicate of the pipe's read end, owned by the message.
+        guard let fd = messages[2].fileDescriptors.first?.take() else { return }
+        defer { close(fd) }
+        #expect(write(ends[1], "x", 1) == 1)
+        var byte: UInt8 = 0
+        #expect(read(fd, &byte, 1) == 1 && byte == UInt8(ascii: "x"))
+    }
 }

@@ -25,7 +25,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var performsRun: Int
-    /// ``MessagePort`` messages handed to a handler or delegate.
+    /// ``MessagePort`` messages handed to a handler or delegate, counted when each port's batch
+    /// ends.
     ///
     /// Thread-safety: a value type.
     public var messagesDelivered: Int

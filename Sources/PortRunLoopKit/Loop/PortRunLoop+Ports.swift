@@ -209,9 +209,15 @@ extension PortRunLoop {
     @inline(__always)
     private func deliverBuffered(of port: MessagePort, registration: PortRegistration, mode: RunLoop.Mode,
                                  to deliver: (MessagePort.Message) -> Void) -> Bool {
-        var delivered = false
+        // Counted here and added to the port's and the loop's counters once, when the batch ends:
+        // two read-modify-writes of memory per message fewer.
+        var count = 0
         portsInDelivery.append(port)
-        defer { _ = portsInDelivery.popLast() }
+        defer {
+            _ = portsInDelivery.popLast()
+            port.deliveredCounter.increment(by: count)
+            messagesDelivered.increment(by: count)
+        }
         let id = ObjectIdentifier(port)
         // The registration that passed the last full check, and its generation then. Common modes
         // only ever grow, and a nested run that changes the running mode returns before the next
@@ -271,10 +277,8 @@ extension PortRunLoop {
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
                 withCallerContext(payload.context, ambient: ambient) { deliver(message) }
             }
-            port.deliveredCounter.increment()
-            messagesDelivered.increment()
-            delivered = true
+            count &+= 1
         }
-        return delivered
+        return count > 0
     }
 }

@@ -581,7 +581,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     public struct Statistics: Sendable, Equatable {
         /// Messages accepted by `send`. Thread-safety: a value type.
         public var sent: Int
-        /// Messages handed to a handler. Thread-safety: a value type.
+        /// Messages handed to a handler, counted when the batch they were delivered in ends (a
+        /// handler reading it sees the earlier batches'). Thread-safety: a value type.
         public var delivered: Int
         /// Sends that returned false (full until the date, or invalid port). Thread-safety: a value type.
         public var rejected: Int
