@@ -8,24 +8,16 @@ import PortRunLoopTestSupport
 /// and reply ports mixed in one batch).
 @Suite(.timeLimit(.minutes(1))) struct MessageValueTests {
     @Test func keptMessagesKeepTheirOwnFieldsAcrossAMixedBatch() throws {
-        let thread = try RunLoopThread(name: "message-values")
-        defer { thread.stop() }
-        let port = MessagePort(queueLimit: 100)
         let reply = MessagePort()
-        let kept = Locked<[MessagePort.Message]>([])
-        port.setHandler { message in kept.withLock { $0.append(message) } }
-        let release = holdLoop(thread)                // the sends below form one batch
-        thread.loop.add(port, forMode: .common)
-        for i in 0..<12 {
-            if i % 3 == 0 {
-                #expect(port.send(before: .distantFuture, msgid: UInt32(i), components: [Data([UInt8(i)])], from: reply))
-            } else {
-                #expect(port.send(before: .distantFuture, msgid: UInt32(i)))
+        let (port, messages) = try Self.keptMessagesOfOneBatch { port in
+            for i in 0..<12 {
+                if i % 3 == 0 {
+                    #expect(port.send(before: .distantFuture, msgid: UInt32(i), components: [Data([UInt8(i)])], from: reply))
+                } else {
+                    #expect(port.send(before: .distantFuture, msgid: UInt32(i)))
+                }
             }
         }
-        release.fire()
-        try thread.loop.performAndWait {}
-        let messages = kept.withLock { $0 }
         #expect(messages.map(\.msgid) == (0..<12).map(UInt32.init))
         for message in messages {
             let i = Int(message.msgid)
@@ -43,25 +35,17 @@ import PortRunLoopTestSupport
     /// A message keeps only what its own sender attached: components without a reply port after a
     /// message that had one, descriptors on the one message that carried them.
     @Test func keptMessagesKeepTheirOwnReplyPortAndDescriptorsAcrossAMixedBatch() throws {
-        let thread = try RunLoopThread(name: "message-extras")
-        defer { thread.stop() }
-        let port = MessagePort(queueLimit: 100)
         let reply = MessagePort()
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         defer { close(ends[0]); close(ends[1]) }
-        let kept = Locked<[MessagePort.Message]>([])
-        port.setHandler { message in kept.withLock { $0.append(message) } }
-        let release = holdLoop(thread)                // the sends below form one batch
-        thread.loop.add(port, forMode: .common)
-        #expect(port.send(before: .distantFuture, msgid: 0, components: [Data([0])], from: reply))
-        #expect(port.send(before: .distantFuture, msgid: 1, components: [Data([1])]))
-        #expect(port.send(before: .distantFuture, msgid: 2, components: [], fileDescriptors: [ends[0]]))
-        #expect(port.send(before: .distantFuture, msgid: 3, components: [Data([3])]))
-        #expect(port.send(before: .distantFuture, msgid: 4))
-        release.fire()
-        try thread.loop.performAndWait {}
-        let messages = kept.withLock { $0 }
+        let (_, messages) = try Self.keptMessagesOfOneBatch { port in
+            #expect(port.send(before: .distantFuture, msgid: 0, components: [Data([0])], from: reply))
+            #expect(port.send(before: .distantFuture, msgid: 1, components: [Data([1])]))
+            #expect(port.send(before: .distantFuture, msgid: 2, components: [], fileDescriptors: [ends[0]]))
+            #expect(port.send(before: .distantFuture, msgid: 3, components: [Data([3])]))
+            #expect(port.send(before: .distantFuture, msgid: 4))
+        }
         #expect(messages.map(\.msgid) == [0, 1, 2, 3, 4])
         guard messages.count == 5 else { return }
         #expect(messages[0].replyPort === reply && messages[0].components == [Data([0])])
@@ -76,5 +60,22 @@ import PortRunLoopTestSupport
         #expect(write(ends[1], "x", 1) == 1)
         var byte: UInt8 = 0
         #expect(read(fd, &byte, 1) == 1 && byte == UInt8(ascii: "x"))
+    }
+
+    /// Makes a port on a new loop thread whose handler keeps every message, calls `send` with it
+    /// while the loop is held (so the sends form one batch), lets the loop deliver, and returns the
+    /// port and the messages kept, in order.
+    static func keptMessagesOfOneBatch(_ send: (MessagePort) -> Void) throws -> (MessagePort, [MessagePort.Message]) {
+        let thread = try RunLoopThread(name: "message-values")
+        defer { thread.stop() }
+        let port = MessagePort(queueLimit: 100)
+        let kept = Locked<[MessagePort.Message]>([])
+        port.setHandler { message in kept.withLock { $0.append(message) } }
+        let release = holdLoop(thread)
+        thread.loop.add(port, forMode: .common)
+        send(port)
+        release.fire()
+        try thread.loop.performAndWait {}
+        return (port, kept.withLock { $0 })
     }
 }

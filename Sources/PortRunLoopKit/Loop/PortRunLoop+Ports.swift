@@ -260,8 +260,7 @@ extension PortRunLoop {
                 message.msgid = msgid
                 if messageCarries {
                     // A pure signal after a message that carried something.
-                    message.components = []
-                    message.extras = nil
+                    message.carryNothing()
                     messageCarries = false
                 }
                 // Called directly when there is no context to clear: through `withCallerContext`
@@ -271,8 +270,7 @@ extension PortRunLoop {
                 let envelope = port.ownerBuffer.popFirst()
                 let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
                 message.msgid = envelope.msgid
-                message.components = payload.components
-                message.extras = payload.hasExtras ? payload : nil
+                message.carry(payload)
                 messageCarries = true
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
                 withCallerContext(payload.context, ambient: ambient) { deliver(message) }

@@ -40,13 +40,10 @@ extension MessagePort {
         /// messages. Thread-safety: read-only for users; the descriptors are `Sendable`.
         public var fileDescriptors: [TransferredFileDescriptor] { extras?.fileDescriptors ?? [] }
 
-        /// A message carrying `payload`'s components, and the payload itself when it has a reply
-        /// address or descriptors.
+        /// A message carrying `payload` (``carry(_:)``).
         init(msgid: UInt32, payload: Payload, receivePort: MessagePort) {
-            self.msgid = msgid
-            self.components = payload.components
-            self.receivePort = receivePort
-            self.extras = payload.hasExtras ? payload : nil
+            self.init(msgid: msgid, components: [], receivePort: receivePort)
+            carry(payload)
         }
 
         /// A message with no reply address or descriptors (a pure signal, or a reply without
@@ -56,6 +53,21 @@ extension MessagePort {
             self.components = components
             self.receivePort = receivePort
             self.extras = nil
+        }
+
+        /// Takes `payload`'s components, and the payload itself when it has a reply address or
+        /// descriptors: the one place that decides what of a payload a message keeps.
+        @inline(__always)
+        mutating func carry(_ payload: Payload) {
+            components = payload.components
+            extras = payload.hasExtras ? payload : nil
+        }
+
+        /// Carries nothing: a pure signal's components, reply address and descriptors (none).
+        @inline(__always)
+        mutating func carryNothing() {
+            components = []
+            extras = nil
         }
     }
 }

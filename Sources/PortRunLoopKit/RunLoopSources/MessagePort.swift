@@ -49,7 +49,8 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// The file descriptors the message carries (closed with the payload unless taken).
         let fileDescriptors: [TransferredFileDescriptor]
         /// Whether it has a reply address or descriptors: a delivered ``Message`` then keeps it
-        /// (``Message/extras``); otherwise only its components.
+        /// (``Message/extras``); otherwise only its components. Kept, not derived: deriving it
+        /// reads the descriptors array's header, one more cache line per delivered message.
         let hasExtras: Bool
 
         convenience init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
