@@ -4,7 +4,8 @@ import Testing
 /// The idle-spin budget: a sleep earns a park's worth when the thread's work answered someone and
 /// the answer came within the limit (a conversation), or, for an independent stream, only when the
 /// wake-up found a backlog (a burst): a steady sparse stream never buys a spin, however soon after
-/// the thread ran dry its next message comes, while a burst and a request/reply exchange do.
+/// the thread ran dry its next message comes, while a burst and a request/reply exchange do, its
+/// answers coming as rings or, from another process, as an fd's readiness.
 @Suite struct IdleSpinTests {
     /// A budget that has earned `parks` parks' worth in a conversation.
     private func funded(parks: Int) -> IdleSpin {
@@ -30,6 +31,24 @@ import Testing
         spin.slept(gap: 15e-6, inConversation: true, backlog: false)
         #expect(spin.credit == IdleSpin.parkCost)
         #expect(spin.allowance == IdleSpin.parkCost)
+    }
+
+    @Test func anAnswerReadFromAnFdWithinTheLimitEarnsTheWholeParkAndALaterOneNothing() {
+        var spin = IdleSpin()
+        let soon = spin.answeredByFileDescriptor(after: 12e-6)
+        #expect(soon)
+        #expect(spin.credit == IdleSpin.parkCost)
+        let atTheLimit = spin.answeredByFileDescriptor(after: IdleSpin.limit)
+        let later = spin.answeredByFileDescriptor(after: 1e-3)
+        #expect(!atTheLimit && !later)
+        #expect(spin.credit == IdleSpin.parkCost)
+    }
+
+    @Test func answersReadFromAnFdAreCappedLikeEveryOtherEarning() {
+        var spin = IdleSpin()
+        for _ in 0..<100 { _ = spin.answeredByFileDescriptor(after: 0) }
+        #expect(spin.credit == IdleSpin.maxCredit)
+        #expect(spin.allowance == IdleSpin.limit)
     }
 
     @Test func aBurstEarnsTheWholeParkWhateverTheGap() {

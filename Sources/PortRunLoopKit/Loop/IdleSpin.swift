@@ -16,7 +16,9 @@
 ///   Swift task's job, a synchronous call, a message sent to another loop or process, or the
 ///   thread is itself waiting for an answer) it earns the whole ``parkCost``. The answer comes
 ///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
-///   an exchange off the scheduler: that is latency saved, worth the CPU.
+///   an exchange off the scheduler: that is latency saved, worth the CPU. The answer is a ring
+///   from another thread, or, from another process, an fd's readiness
+///   (``answeredByFileDescriptor(after:)``).
 /// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns only when
 ///   the wake-up found a backlog: more than one message handled before the thread ran dry again,
 ///   i.e. work arriving faster than the thread wakes. A steady sparse stream finds one message per
@@ -62,5 +64,18 @@ struct IdleSpin {
     mutating func slept(gap: Double, inConversation: Bool, backlog: Bool) {
         guard inConversation ? gap < Self.limit : backlog else { return }
         credit = min(Self.maxCredit, credit + Self.parkCost)
+    }
+
+    /// Records a sleep begun in a conversation that an fd's readiness ended, `gap` seconds after
+    /// the thread parked: the answer of another process, read from a socket, as a ring is another
+    /// thread's. When the data came is not known, so the gap includes the thread's own wake-up; it
+    /// earns the whole ``parkCost`` when within the limit, as a ring-ended sleep does. Returns
+    /// whether it earned (the caller then spends its conversation mark: each answer buys at most
+    /// one park's worth). A loop outside a conversation never asks: a stream of fd events buys no
+    /// spin by its gaps.
+    mutating func answeredByFileDescriptor(after gap: Double) -> Bool {
+        guard gap < Self.limit else { return false }
+        credit = min(Self.maxCredit, credit + Self.parkCost)
+        return true
     }
 }

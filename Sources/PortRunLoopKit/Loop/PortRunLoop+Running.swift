@@ -293,8 +293,14 @@ extension PortRunLoop {
         guard workHint.pointee.load(ordering: .acquiring) else {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
             // (it then rings once although the loop is awake, which only makes a later wait
-            // return at once). Such a wake-up earns the spin nothing.
+            // return at once). In a conversation an fd that came soon is the answer (a reply read
+            // from a socket): it earns the spin as a ring would, and spends the mark. A timer, or
+            // an fd outside a conversation, earns nothing.
             parkedFlagLeftSet = true
+            if isConversing, !readyFileDescriptors.isEmpty,
+               idleSpin.answeredByFileDescriptor(after: System.monotonicSeconds() - idleStart) {
+                inConversation = false
+            }
             parkedAt = nil
             return
         }

@@ -116,9 +116,9 @@ public final class PortRunLoop: @unchecked Sendable {
     /// task's job or a synchronous call, or this thread sent a message to another loop or process
     /// (``noteMessageSentFromCurrentThread()``). Part of ``isConversing``, which decides on what
     /// terms a wake-up or a spin earns ``idleSpin`` credit (``IdleSpin``). Cleared once a
-    /// producer's ring has ended a sleep begun with it set (each answer buys at most one park's
-    /// worth); a sleep an fd or a timer ended (the answer itself, often: a reply read from a
-    /// socket) leaves it set.
+    /// producer's ring, or an fd that came within ``IdleSpin/limit`` (a reply read from a socket),
+    /// has ended a sleep begun with it set (each answer buys at most one park's worth); a sleep a
+    /// timer or a later fd ended leaves it set.
     @exclusivity(unchecked) var inConversation = false
     /// The loop is in a conversation (``IdleSpin``): its work answered someone
     /// (``inConversation``), or its innermost run is private, a blocking call waiting for its
