@@ -6,7 +6,9 @@ extension MessagePort {
     /// ``MessagePort/Message/reply(msgid:components:before:)``; the reply comes back over the same
     /// connection, matched by a request id.
     ///
-    /// A thread without a loop blocks, polling the connection's socket. A thread with a loop waits
+    /// A thread without a loop reads the connection's socket itself: it spins for the reply while
+    /// replies keep coming within microseconds (as a `performAndWait` caller does), then blocks
+    /// polling the socket. A thread with a loop waits
     /// as ``PortRunLoop/performAndWait(timeout:_:)`` does: its loop serves synchronous work
     /// addressed to it meanwhile (so the answering handler may call back into it with
     /// `performAndWait`), and reads the connection; its ports, timers and other sources wait.

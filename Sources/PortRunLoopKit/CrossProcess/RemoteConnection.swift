@@ -215,8 +215,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// armed between requests for one loop) whose handler reads the frames and so completes the wait, and the wait is registered in
     /// ``BlockingWaits`` (with no target loop: the loop that answers is in another process). A
     /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
-    /// loop is optional), so it reads the socket itself: it polls it as a send waiting for credits
-    /// does (``waitForFrames(until:)``), and stops when its wait is complete.
+    /// loop is optional), so it reads the socket itself (``awaitReplyWithoutLoop(_:until:)``): it
+    /// spins while that pays, then polls it as a send waiting for credits does
+    /// (``waitForFrames(until:)``), and stops when its wait is complete.
     func request(msgid: UInt32, components: [Data], descriptors: [Int32] = [], sendDeadline: Double,
                  receiveTimeout: Double) throws(CrossProcessPortError) -> ReplyWait.Reply {
         let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
@@ -239,9 +240,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
             finishServing(reader)
         } else {
-            locked {
-                while !wait.isComplete, ended == nil, waitForFrames(until: receiveDeadline, stoppingAt: wait) {}
-            }
+            awaitReplyWithoutLoop(wait, until: receiveDeadline)
         }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
             requests.remove(id)
@@ -249,6 +248,29 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             if let ended { throw ended }
             throw .receiveTimedOut
         }
+    }
+
+    /// The wait of a request on a thread without a loop: it reads the socket itself. First it
+    /// spins as a thread waiting for a `performAndWait` answer does (``WaitSpin``: only while
+    /// answers keep coming within microseconds), looking at the socket without blocking between
+    /// yields; then it polls the socket (``waitForFrames(until:stoppingAt:)``) until the reply is in,
+    /// the connection ends or `deadline` passes, and tells the spin how soon the reply came
+    /// (measured to this thread's wake-up: when the frame arrived is not known).
+    private func awaitReplyWithoutLoop(_ wait: ReplyWait, until deadline: Double) {
+        let spin = WaitSpin.current
+        let found = spin.spin(from: System.monotonicSeconds(), until: deadline) {
+            locked {
+                // Another thread polling the socket reads the reply for this one.
+                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
+                return wait.isComplete || ended != nil
+            }
+        }
+        guard !found else { return }
+        let sleepStart = System.monotonicSeconds()
+        locked {
+            while !wait.isComplete, ended == nil, waitForFrames(until: deadline, stoppingAt: wait) {}
+        }
+        spin.record(answeredAfter: wait.isComplete ? System.monotonicSeconds() - sleepStart : .infinity)
     }
 
     /// A loop's reader of replies: a fd source of the connection in the loop's private
