@@ -18,7 +18,8 @@ extension System {
         case truncated(Int)
         /// `EAGAIN`: nothing to read, or no room to write; poll and try again.
         case wouldBlock
-        /// The peer closed its end (a receive of 0 bytes, `EPIPE`, `ECONNRESET`).
+        /// The peer closed its end (a receive of 0 bytes, `EPIPE`, `ECONNRESET`; a receive's first
+        /// `ECONNRESET` is read past, see `receiveFailure(_:resetSeen:)`).
         case closed
         /// Any other failure, with its errno (`EMSGSIZE`: the frame is larger than the socket can carry).
         case failed(Int32)
@@ -129,18 +130,15 @@ extension System {
     /// ``receiveFrame(_:into:)`` otherwise.
     static func receiveFrame(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer,
                              descriptorCount: inout Int32) -> SocketResult {
+        var resetSeen = false
         while true {
             let rc = portrunloop_receive_frame_with_fds(fd, buffer.baseAddress, UInt(buffer.count),
                                                         control.baseAddress, UInt(control.count), &descriptorCount)
             if rc > buffer.count { return .truncated(rc) }
             if rc > 0 { return .done(rc) }
             if rc == 0 { return .closed }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            case ECONNRESET, EPIPE, ENOTCONN: return .closed
-            case let code: return .failed(code)
-            }
+            guard let failure = receiveFailure(errno, resetSeen: &resetSeen) else { continue }
+            return failure
         }
     }
 
@@ -154,33 +152,46 @@ extension System {
     static func receiveFrames(_ fd: Int32, into buffer: UnsafeMutableRawPointer, slotSize: Int, count: Int,
                               lengths: UnsafeMutablePointer<Int>, control: UnsafeMutableRawPointer, controlSize: Int,
                               descriptorCounts: UnsafeMutablePointer<Int32>) -> SocketResult {
+        var resetSeen = false
         while true {
             let rc = portrunloop_receive_frames(fd, buffer, UInt(slotSize), UInt32(count), lengths,
                                                 control, UInt(controlSize), descriptorCounts)
             if rc > 0 { return .done(Int(rc)) }
             if rc == 0 { return .wouldBlock } // no slot asked for
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            case ECONNRESET, EPIPE, ENOTCONN: return .closed
-            case let code: return .failed(code)
-            }
+            guard let failure = receiveFailure(errno, resetSeen: &resetSeen) else { continue }
+            return failure
         }
     }
 
     /// Receives one whole frame into `buffer` without blocking.
     static func receiveFrame(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SocketResult {
+        var resetSeen = false
         while true {
             let rc = portrunloop_receive_frame(fd, buffer.baseAddress, UInt(buffer.count))
             if rc > buffer.count { return .truncated(rc) }
             if rc > 0 { return .done(rc) }
             if rc == 0 { return .closed } // SOCK_SEQPACKET: 0 is end of file (empty frames are never sent)
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return .wouldBlock
-            case ECONNRESET, EPIPE, ENOTCONN: return .closed
-            case let code: return .failed(code)
-            }
+            guard let failure = receiveFailure(errno, resetSeen: &resetSeen) else { continue }
+            return failure
+        }
+    }
+
+    /// What a receive that failed with `code` means; nil: receive again.
+    ///
+    /// `ECONNRESET` on a Unix socket is the kernel's word that the peer closed its end while
+    /// frames this side had sent it were still unread there. It is reported once (reading it
+    /// clears it) and *ahead of* the frames the peer sent before it closed, which are still queued
+    /// on this side: taken for the end, they would be lost. So the first one reads again, and gets
+    /// those frames, then end of file; a second one (`resetSeen`) is the end.
+    private static func receiveFailure(_ code: Int32, resetSeen: inout Bool) -> SocketResult? {
+        switch code {
+        case EINTR: return nil
+        case EAGAIN, EWOULDBLOCK: return .wouldBlock
+        case ECONNRESET where !resetSeen:
+            resetSeen = true
+            return nil
+        case ECONNRESET, EPIPE, ENOTCONN: return .closed
+        default: return .failed(code)
         }
     }
 
