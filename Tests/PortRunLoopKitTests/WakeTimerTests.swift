@@ -13,15 +13,20 @@ import Glibc
 ///
 /// Lateness is taken as the minimum over several trials: one trial on an unloaded moment is
 /// enough to show the mechanism; a millisecond-granular wait is a millisecond late on every one.
+/// The trials go on until one is within the millisecond, up to ``maximumTrials``: while the rest
+/// of the suite keeps both CPUs busy, a woken loop may wait for a CPU until the scheduler's next
+/// tick (4 ms here) trial after trial.
 @Suite(.timeLimit(.minutes(1))) struct WakeTimerTests {
     static let trials = 20
+    static let maximumTrials = 400
     static let delay = 300e-6
 
     @Test func aSubMillisecondTimerWakesASleepingLoopWithinAMillisecond() throws {
         let thread = try RunLoopThread(name: "wake-timer")
         defer { thread.stop() }
         let late = Locked<[Double]>([])
-        for _ in 0..<Self.trials {
+        for trial in 0..<Self.maximumTrials {
+            if trial >= Self.trials, late.withLock({ $0.min() ?? .infinity }) < 1e-3 { break }
             let fired = Signal()
             try thread.loop.performAndWait {
                 let due = Date(timeIntervalSinceNow: Self.delay)
@@ -35,7 +40,7 @@ import Glibc
             #expect(fired.wait())
         }
         let values = late.withLock { $0 }
-        #expect(values.count == Self.trials)
+        #expect(values.count >= Self.trials)
         #expect(values.allSatisfy { $0 >= 0 })                 // never early (T1)
         #expect(try #require(values.min()) < 1e-3, "lateness \(values)")
     }
@@ -47,7 +52,8 @@ import Glibc
             loop.add(port, forMode: .default)                // the mode is not empty: the run waits
             defer { port.invalidate() }
             var overshoot: [Double] = []
-            for _ in 0..<Self.trials {
+            for trial in 0..<Self.maximumTrials {
+                if trial >= Self.trials, (overshoot.min() ?? .infinity) < 1e-3 { break }
                 let start = Date()
                 let result = loop.run(mode: .default, timeout: Self.delay, returnAfterSourceHandled: true)
                 #expect(result == .timedOut)
