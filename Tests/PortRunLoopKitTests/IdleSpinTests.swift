@@ -33,22 +33,17 @@ import Testing
         #expect(spin.allowance == IdleSpin.parkCost)
     }
 
-    @Test func anAnswerReadFromAnFdWithinTheLimitEarnsTheWholeParkAndALaterOneNothing() {
+    /// An fd's readiness, another process's answer, is told as a conversation's sleep measured to
+    /// the wake-up; what the sleep earned is returned, so the loop spends its mark only then.
+    @Test func aSleepTellsWhetherItEarnedSoAnAnswerWithinTheLimitEarnsTheWholeParkAndALaterOneNothing() {
         var spin = IdleSpin()
-        let soon = spin.answeredByFileDescriptor(after: 12e-6)
+        let soon = spin.slept(gap: 12e-6, inConversation: true, backlog: false)
         #expect(soon)
         #expect(spin.credit == IdleSpin.parkCost)
-        let atTheLimit = spin.answeredByFileDescriptor(after: IdleSpin.limit)
-        let later = spin.answeredByFileDescriptor(after: 1e-3)
+        let atTheLimit = spin.slept(gap: IdleSpin.limit, inConversation: true, backlog: false)
+        let later = spin.slept(gap: 1e-3, inConversation: true, backlog: false)
         #expect(!atTheLimit && !later)
         #expect(spin.credit == IdleSpin.parkCost)
-    }
-
-    @Test func answersReadFromAnFdAreCappedLikeEveryOtherEarning() {
-        var spin = IdleSpin()
-        for _ in 0..<100 { _ = spin.answeredByFileDescriptor(after: 0) }
-        #expect(spin.credit == IdleSpin.maxCredit)
-        #expect(spin.allowance == IdleSpin.limit)
     }
 
     @Test func aBurstEarnsTheWholeParkWhateverTheGap() {

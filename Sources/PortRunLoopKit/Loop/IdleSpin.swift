@@ -17,8 +17,7 @@
 ///   thread is itself waiting for an answer) it earns the whole ``parkCost``. The answer comes
 ///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
 ///   an exchange off the scheduler: that is latency saved, worth the CPU. The answer is a ring
-///   from another thread, or, from another process, an fd's readiness
-///   (``answeredByFileDescriptor(after:)``).
+///   from another thread, or, from another process, an fd's readiness.
 /// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns only when
 ///   the wake-up found a backlog: more than one message handled before the thread ran dry again,
 ///   i.e. work arriving faster than the thread wakes. A steady sparse stream finds one message per
@@ -58,23 +57,15 @@ struct IdleSpin {
     }
 
     /// Records a sleep after which work came `gap` seconds after the thread ran out of it (not
-    /// counting its own wake-up); `.infinity` when it woke for something else. `inConversation`:
-    /// the thread's work before the sleep answered someone; `backlog`: the wake-up found more than
-    /// one message to handle (see above).
-    mutating func slept(gap: Double, inConversation: Bool, backlog: Bool) {
-        guard inConversation ? gap < Self.limit : backlog else { return }
-        credit = min(Self.maxCredit, credit + Self.parkCost)
-    }
-
-    /// Records a sleep begun in a conversation that an fd's readiness ended, `gap` seconds after
-    /// the thread parked: the answer of another process, read from a socket, as a ring is another
-    /// thread's. When the data came is not known, so the gap includes the thread's own wake-up; it
-    /// earns the whole ``parkCost`` when within the limit, as a ring-ended sleep does. Returns
-    /// whether it earned (the caller then spends its conversation mark: each answer buys at most
-    /// one park's worth). A loop outside a conversation never asks: a stream of fd events buys no
-    /// spin by its gaps.
-    mutating func answeredByFileDescriptor(after gap: Double) -> Bool {
-        guard gap < Self.limit else { return false }
+    /// counting its own wake-up where the work's time is known, a ring's; an fd's readiness, the
+    /// answer of another process read from a socket, is measured to the wake-up); `.infinity`
+    /// when it woke for something else. `inConversation`: the thread's work before the sleep
+    /// answered someone; `backlog`: the wake-up found more than one message to handle (see
+    /// above). Returns whether it earned (a loop then spends its conversation mark: each answer
+    /// buys at most one park's worth).
+    @discardableResult
+    mutating func slept(gap: Double, inConversation: Bool, backlog: Bool) -> Bool {
+        guard inConversation ? gap < Self.limit : backlog else { return false }
         credit = min(Self.maxCredit, credit + Self.parkCost)
         return true
     }

@@ -298,7 +298,7 @@ extension PortRunLoop {
             // an fd outside a conversation, earns nothing.
             parkedFlagLeftSet = true
             if isConversing, !readyFileDescriptors.isEmpty,
-               idleSpin.answeredByFileDescriptor(after: System.monotonicSeconds() - idleStart) {
+               idleSpin.slept(gap: System.monotonicSeconds() - idleStart, inConversation: true, backlog: false) {
                 inConversation = false
             }
             parkedAt = nil
