@@ -50,6 +50,68 @@ import PortRunLoopTestSupport
         #expect(sent.withLock { $0 } == false)
     }
 
+    /// A request to another process made inside a call's wait waits on no loop: the call it is
+    /// nested in still blocks the thread on the callee, and a send that closes a cycle through
+    /// that call is broken while the request waits (it would otherwise wait for room forever).
+    @Test func aCallStaysInTheGraphWhileARequestNestedInItWaits() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let a = try RunLoopThread(name: "nested-a")
+        let b = try RunLoopThread(name: "nested-b")
+        let answerer = try RunLoopThread(name: "nested-answerer")
+        defer { a.stop(); b.stop(); answerer.stop() }
+        let portA = fullPort(on: a)
+        defer { portA.invalidate() }
+        let requestArrived = Signal(), answerNow = Signal()
+        let server = MessagePort(queueLimit: 4)
+        server.setHandler { message in
+            requestArrived.fire()
+            _ = answerNow.wait()
+            message.reply(msgid: message.msgid, before: Date(timeIntervalSinceNow: 5))
+        }
+        answerer.loop.add(server, forMode: .common)
+        let published = try directory.registry.publish(server, as: "nested", on: answerer.loop)
+        defer { published.unpublish() }
+        let remote = try directory.registry.remotePort(named: "nested")
+        defer { remote.invalidate() }
+
+        // a calls b (the outer wait); b, once a's nested request is waiting for its answer, sends
+        // to a's full port: b waits for a, which waits for b.
+        let callStarted = Signal(), sendReturned = Signal(), callReturned = Signal()
+        let sent = Locked<Bool?>(nil)
+        a.loop.perform {
+            _ = try? b.loop.performAndWait {
+                callStarted.fire()
+                _ = requestArrived.wait()
+                // Served by a only at its next turn: inside the nested request's wait, which is then
+                // entered (the request was sent before it).
+                try? a.loop.performAndWait {}
+                sent.withLock { $0 = portA.send(before: .distantFuture) }
+                sendReturned.fire()
+            }
+            callReturned.fire()
+        }
+        #expect(callStarted.wait())
+        let replied = Locked<Bool?>(nil)
+        let requestDone = Signal()
+        Thread.detachNewThread {
+            // Served by a's loop inside its wait for b: the nested request.
+            let answered = try? a.loop.performAndWait { () -> Bool in
+                (try? remote.sendRequest(msgid: 9, sendTimeout: .seconds(5), receiveTimeout: .seconds(30))) != nil
+            }
+            replied.withLock { $0 = answered }
+            requestDone.fire()
+        }
+        let broken = sendReturned.wait(seconds: 20)
+        #expect(broken, "b's send into a's full port was not broken while a's nested request waited")
+        if !broken { portA.invalidate() } // lets the rest end
+        answerNow.fire()
+        #expect(requestDone.wait())
+        #expect(callReturned.wait())
+        #expect(sent.withLock { $0 } == false)
+        #expect(replied.withLock { $0 } == true)
+    }
+
     @Test func aSendToABusyLoopThatWaitsOnNobodyKeepsWaitingForRoom() throws {
         let a = try RunLoopThread(name: "busy-a")
         let b = try RunLoopThread(name: "busy-b")

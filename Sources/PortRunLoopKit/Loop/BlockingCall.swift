@@ -60,12 +60,19 @@ class BlockingCall: @unchecked Sendable {
     func deadlinePassed() {}
 
     /// The one wait loop (see the type's comment): returns once the call is complete. `targets` are
-    /// the loops the call waits on, for ``BlockingWaits``: evaluated only when the waiter has a loop
-    /// (a waiter without one cannot be in a cycle), so a call from a plain thread makes no array.
+    /// the loops the call waits on, for ``BlockingWaits`` (none for a request to another process):
+    /// evaluated only when the waiter has a loop (a waiter without one cannot be in a cycle), so a
+    /// call from a plain thread makes no array.
     final func waitUntilComplete(deadline initialDeadline: Double, on targets: @autoclosure () -> [PortRunLoop]) {
         // A loop thread serves calls while it waits, but delivers no port messages: a send blocked
-        // on its full port is broken rather than left waiting forever (BlockingWaits).
-        let blockingWait = waiterLoop.flatMap { BlockingWaits.shared.enter($0, on: targets(), isSend: false) }
+        // on its full port is broken rather than left waiting forever (BlockingWaits). A wait on
+        // no loop (a request answered by another process) adds no edge to that graph, and is not
+        // registered: as the thread's innermost wait it would hide the call it may be nested in,
+        // which still blocks the thread on its callee.
+        let blockingWait = waiterLoop.flatMap { loop -> BlockingWait? in
+            let targets = targets()
+            return targets.isEmpty ? nil : BlockingWaits.shared.enter(loop, on: targets, isSend: false)
+        }
         defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
         var deadline = initialDeadline
         while !isComplete {

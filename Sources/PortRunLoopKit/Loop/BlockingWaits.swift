@@ -19,7 +19,9 @@ import Synchronization
 ///
 /// Only the innermost wait of a thread counts (the one it is blocked in now); waits are registered
 /// only on loop threads, and only on slow paths (a full port, a synchronous call from a loop
-/// thread), so the graph's one lock is off every hot path.
+/// thread), so the graph's one lock is off every hot path. A wait on no loop (a request answered by
+/// another process) is not registered: it adds no edge, and as the innermost wait it would hide the
+/// call it may be nested in, which still blocks the thread.
 ///
 /// The graph lives in the loops themselves: each loop's stack of waits
 /// (``PortRunLoop/blockingWaitStack``) and a mark for the search (``PortRunLoop/blockingWaitVisit``),
