@@ -62,7 +62,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     func start() throws(PortRunLoopError) {
         let fd = state.withLock { $0.fd }
         guard fd >= 0 else { return }
-        let source = try publication.loop.watch(fileDescriptor: fd, for: .read, inModes: publication.modes) { [self] _ in
+        let source = try publication.loop.watch(fileDescriptor: fd, for: .read, inModes: publication.modes,
+                                                spinRead: { [self] in readFrames() }) { [self] _ in
             readFrames()
         }
         state.withLock { $0.source = source }
@@ -73,10 +74,13 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// socket drained: the batch ends without another call to learn it (the loop watches the fd
     /// level-triggered, so frames that came meanwhile are read at its next turn). The fd is read
     /// once: only this thread closes the connection (``close(reason:)``), and a frame that closes
-    /// it ends the batch. The batch's messages are counted once, at its end.
-    private func readFrames() {
+    /// it ends the batch. The batch's messages are counted once, at its end. Returns whether it
+    /// read anything (a frame, the end, or a failure that closed the connection): what a loop's
+    /// spin read reports (``FileDescriptorSource/spinRead``).
+    @discardableResult
+    private func readFrames() -> Bool {
         let fd = state.withLock { $0.fd }
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { return false }
         let publication = self.publication
         let slots = publication.receiveBuffer
         let slotSize = publication.receiveSlotSize
@@ -94,15 +98,15 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
             switch System.receiveFrames(fd, into: slots, slotSize: slotSize, count: wanted, lengths: lengths,
                                         control: control, controlSize: controlSize, descriptorCounts: descriptorCounts) {
             case .wouldBlock:
-                return
+                return read > 0
             case .closed:
                 close(reason: .closed)
-                return
+                return true
             case .failed(let code):
                 close(reason: .protocolViolation("recv failed: \(System.Errno(code))"))
-                return
+                return true
             case .truncated:
-                return // not a result of receiveFrames
+                return read > 0 // not a result of receiveFrames
             case .done(let count):
                 // The descriptors of the frames not yet taken: closed when the batch ends early.
                 var untaken = 0
@@ -119,35 +123,36 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                         ? System.takeDescriptors(control + index * controlSize, count: Int(carried)) : []
                     guard carried >= 0 else {
                         close(reason: .protocolViolation("file descriptors were lost (more than the \(descriptorLimit) allowed, or the control data was truncated)"))
-                        return
+                        return true
                     }
                     let length = lengths[index]
-                    guard length > 0 else { close(reason: .closed); return } // end of file
+                    guard length > 0 else { close(reason: .closed); return true } // end of file
                     guard length <= limit else {
                         close(reason: .protocolViolation("a frame of \(length) bytes exceeds the maximum of \(limit)"))
-                        return
+                        return true
                     }
                     let bytes = UnsafeRawBufferPointer(start: slots + index * slotSize, count: length)
                     switch CrossProcessFrame.parse(bytes) {
                     case .failure(let error):
                         close(reason: .protocolViolation("malformed frame: \(error)"))
-                        return
+                        return true
                     case .success(let frame):
                         guard Int(frame.descriptorCount) == descriptors.count, descriptors.count <= descriptorLimit else {
                             close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
-                            return
+                            return true
                         }
                         switch receive(frame, descriptors: descriptors) {
-                        case .closed: return
+                        case .closed: return true
                         case .queued: received += 1
                         case .dropped: break
                         }
                     }
                 }
                 read += count
-                if count < wanted { return }
+                if count < wanted { return true }
             }
         }
+        return true
     }
 
     /// What ``receive(_:)`` did with a frame.

@@ -236,7 +236,8 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
 
     func count(_ update: (inout Statistics) -> Void) { state.withLock { update(&$0.statistics) } }
 
-    /// A connection ended: forget it, count it, tell the handler.
+    /// A connection ended: forget it, count it, tell the handler (through the loop's
+    /// ``PortRunLoop/onOwner(_:)``: at once, or in the next turn when a spin's read found the end).
     func connectionEnded(_ connection: InboundConnection, reason: CrossProcessPeer.DisconnectReason) {
         let handler = state.withLock { state in
             state.connections.removeValue(forKey: ObjectIdentifier(connection))
@@ -247,7 +248,9 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         let level: Logger.Level = if case .protocolViolation = reason { .warning } else { .debug }
         logger.log(level: level, "MessagePort peer disconnected", metadata: [
             LogKey.portName: "\(name)", LogKey.peer: "\(connection.peer)", LogKey.reason: "\(reason)"])
-        handler?(connection.peer, reason)
+        guard let handler else { return }
+        let peer = connection.peer
+        if !loop.onOwner({ _ in handler(peer, reason) }) { handler(peer, reason) } // shut down: at once
     }
 
     /// Thread-safety: immutable fields only.

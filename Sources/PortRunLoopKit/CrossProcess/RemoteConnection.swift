@@ -116,13 +116,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard fd >= 0 else { return }
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
-            made = .success(try loop.watch(fileDescriptor: fd, for: .read) { [weak self] _ in
-                guard let self else { return }
-                locked {
-                    drainFrames()
-                    if isReading { System.signalEventfd(wakeFD) }
-                }
-                condition.broadcast()
+            made = .success(try loop.watch(fileDescriptor: fd, for: .read, spinRead: { [weak self] in
+                self?.readOnLoop(stoppingAt: nil) ?? false
+            }) { [weak self] _ in
+                self?.readOnLoop(stoppingAt: nil)
             })
         } catch {
             made = .failure(error)
@@ -339,19 +336,31 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // The reader holds the source and the source's handler the reader: a cycle that
         // cancelling the source breaks. The connection is held weakly (a kept reader outlives
         // requests).
-        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], handler: { [weak self, reader] _ in
-            guard let self else { return }
-            locked {
-                drainFrames(stoppingAt: reader.wait)
-                if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
-            }
-            condition.broadcast()
+        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], spinRead: { [weak self, reader] in
+            self?.readOnLoop(stoppingAt: reader.wait) ?? false
+        }, handler: { [weak self, reader] _ in
+            self?.readOnLoop(stoppingAt: reader.wait)
         }) {
             condition.withLock { _ in reader.source = source }
             return reader
         }
         locked { polling -= 1; closeIfEnded() }
         return nil
+    }
+
+    /// A loop's read of the socket (the handler of a loop's read source, or its spin read,
+    /// ``FileDescriptorSource/spinRead``): the frames waiting, up to `wait`'s reply when given (the
+    /// request a ``ReplyReader`` serves). Wakes a thread polling the socket meanwhile, which then
+    /// finds what it waits for read. Returns whether it read anything.
+    @discardableResult
+    private func readOnLoop(stoppingAt wait: ReplyWait?) -> Bool {
+        let read = locked { () -> Bool in
+            let read = drainFrames(stoppingAt: wait)
+            if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
+            return read
+        }
+        condition.broadcast()
+        return read
     }
 
     /// A request that waited through `reader` is over: the kept reader stays armed for the next
@@ -487,7 +496,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// the socket for the next look, and every reader that needs them looks: a send without a
     /// credit drains before it waits, a waiting request polls the socket (readable at once), and a
     /// loop's read source is level-triggered, so a `readingOn:` loop reads them at its next turn.
-    private func drainFrames(stoppingAt wait: ReplyWait? = nil) {
+    /// Returns whether it read anything (a frame, or the end).
+    @discardableResult
+    private func drainFrames(stoppingAt wait: ReplyWait? = nil) -> Bool {
+        var read = false
         while ended == nil, fd >= 0, !(wait?.isComplete ?? false) {
             var descriptorCount: Int32 = 0
             let result = System.receiveFrame(fd, into: receiveBuffer, control: receiveControl, descriptorCount: &descriptorCount)
@@ -496,11 +508,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 ? System.takeDescriptors(receiveControl.baseAddress!, count: Int(descriptorCount)) : []
             guard descriptorCount >= 0 else {
                 protocolViolation("file descriptors were lost (the control data was truncated)")
-                return
+                return true
             }
             switch result {
             case .wouldBlock:
-                return
+                return read
             case .closed:
                 markEnded(.peerDied, reason: .peerDied)
             case .failed(let code):
@@ -518,12 +530,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     guard Int(frame.descriptorCount) == descriptors.count,
                           descriptors.count <= options.maximumFileDescriptorsPerMessage else {
                         protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(options.maximumFileDescriptorsPerMessage))")
-                        return
+                        return true
                     }
                     handle(frame, descriptors: descriptors)
                 }
             }
+            read = true
         }
+        return read
     }
 
     private func handle(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor]) {

@@ -40,6 +40,10 @@ struct IdleSpin {
     /// How often a loop's spin asks libevent (without blocking) whether an fd or a timer is ready:
     /// an fd that becomes ready during a spin is handled this late at most.
     static let pollInterval = 4e-6
+    /// In a conversation a spin reads the conversation's socket at those times instead
+    /// (``PortRunLoop/readConversationSocket()``), at most this many times in a row: the next look
+    /// asks libevent, so the loop's other fds are never starved by a conversation.
+    static let spinReadsPerPoll = 8
 
     /// Seconds of spinning allowed.
     private(set) var credit = 0.0

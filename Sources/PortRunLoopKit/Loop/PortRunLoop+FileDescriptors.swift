@@ -102,6 +102,16 @@ extension PortRunLoop {
     public func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events,
                       inModes modes: [RunLoop.Mode] = [.common],
                       handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
+        try watch(fileDescriptor: fd, for: events, inModes: modes, spinRead: nil, handler: handler)
+    }
+
+    /// ``watch(fileDescriptor:for:inModes:handler:)`` for the library's own sockets, with the
+    /// read a spin may make instead of asking libevent (``FileDescriptorSource/spinRead``).
+    ///
+    /// Thread-safety: any thread.
+    func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events, inModes modes: [RunLoop.Mode] = [.common],
+               spinRead: (@Sendable () -> Bool)?,
+               handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
         precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
         precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
         do throws(PortRunLoopError) {
@@ -111,7 +121,7 @@ extension PortRunLoop {
             throw error
         }
         guard !isShutDown else { throw .loopShutDown }
-        let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, handler: handler)
+        let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, spinRead: spinRead, handler: handler)
         let modeSet = ModeSet(modes)
         if isCurrentThread {
             do throws(PortRunLoopError) {
@@ -174,6 +184,7 @@ extension PortRunLoop {
         }
         registration.group.fileDescriptors -= 1
         registration.detach()
+        if conversationSocket === registration { conversationSocket = nil }
         // Left in the ready queue or the suspended list, it is skipped there (not registered).
     }
 
@@ -242,10 +253,47 @@ extension PortRunLoop {
                 return true
             }
             if entered {
+                if registration.source.spinRead != nil { conversationSocket = registration }
                 fdEventsHandled.increment()
                 handled = true
             }
         }
         return handled
+    }
+
+    /// What a spin's look at the conversation's socket found (``readConversationSocket()``).
+    enum SpinRead {
+        /// It read something: the answer is queued in its port, or the wait it answers complete.
+        case read
+        /// The socket held nothing yet.
+        case empty
+        /// It may not be read now: no conversation socket, not in the running mode, cancelled,
+        /// or libevent is owed its turn. The spin asks libevent instead.
+        case notNow
+    }
+
+    /// A spin's look at the conversation's socket, instead of asking libevent: one `recv` that
+    /// reads the answer when it is there, where asking libevent takes an `epoll_wait` and then
+    /// that `recv`. Every ``IdleSpin/spinReadsPerPoll``-th look goes to libevent (``SpinRead/notNow``),
+    /// so the loop's other fds wait a few looks at most.
+    ///
+    /// The read is the library's own, not a user's handler: it moves frames into a port's queue or
+    /// a request's reply, as the source's handler would on the next turn. What else it sets off
+    /// that would run code of the user's (a connection's end reported to a disconnect or
+    /// invalidation handler) goes through ``onOwner(_:)``, which queues it for that turn.
+    func readConversationSocket() -> SpinRead {
+        guard spinReadsSincePoll < IdleSpin.spinReadsPerPoll, let registration = conversationSocket,
+              registration.isRegistered, !registration.isQueued, registration.group.isInRunningMode else { return .notNow }
+        spinReadsSincePoll += 1
+        return Unmanaged.passUnretained(registration.source)._withUnsafeGuaranteedRef { source -> SpinRead in
+            guard let spinRead = source.spinRead, source.gate.tryEnter() else { return .notNow }
+            isReadingInSpin = true
+            let read = withCallerContext(nil, ambient: innermostRunHasAmbientContext) { spinRead() }
+            isReadingInSpin = false
+            source.gate.exit()
+            guard read else { return .empty }
+            fdEventsHandled.increment()
+            return .read
+        }
     }
 }

@@ -165,7 +165,7 @@ extension PortRunLoop {
             if now >= deadline {
                 if polledAfterDeadline { return .timedOut }
                 polledAfterDeadline = true
-                base.runOnce(blocking: false)
+                pollLibEvent(blocking: false)
                 continue
             }
             // A nested run may have collected work, ports or readiness this turn's budget did not
@@ -288,7 +288,7 @@ extension PortRunLoop {
             doorbell.waitForRing()
         } else {
             if wakeTimer.arm(for: wake, now: idleStart) { wakeTimerSets.increment() }
-            base.runOnce(blocking: true)
+            pollLibEvent(blocking: true)
         }
         guard workHint.pointee.load(ordering: .acquiring) else {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
@@ -315,12 +315,20 @@ extension PortRunLoop {
         return false
     }
 
+    /// Runs libevent once (``EventBase/runOnce(blocking:)``): its callbacks queue the ready fds;
+    /// with `blocking`, it first waits for one, or for the ``WakeTimer`` or the ``Doorbell``. Every
+    /// look at the fds goes through here, which is what ``spinReadsSincePoll`` counts from.
+    func pollLibEvent(blocking: Bool) {
+        spinReadsSincePoll = 0
+        base.runOnce(blocking: blocking)
+    }
+
     /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep).
     private func pollOccasionally() {
         iterationsSincePoll += 1
         if iterationsSincePoll >= 8 {
             iterationsSincePoll = 0
-            base.runOnce(blocking: false)
+            pollLibEvent(blocking: false)
         }
     }
 
@@ -347,10 +355,20 @@ extension PortRunLoop {
                 return now >= wake
             }
             if now >= nextPoll {
-                base.runOnce(blocking: false)
-                if !readyFileDescriptors.isEmpty {
-                    spinFound(after: now - start, inConversation: inConversation)
+                // In a conversation the answer is most likely on the conversation's socket: it is
+                // read directly, rather than libevent asked and then the socket read.
+                switch inConversation ? readConversationSocket() : .notNow {
+                case .read:
+                    spinFound(after: now - start, inConversation: true)
                     return true
+                case .empty:
+                    break
+                case .notNow:
+                    pollLibEvent(blocking: false)
+                    if !readyFileDescriptors.isEmpty {
+                        spinFound(after: now - start, inConversation: inConversation)
+                        return true
+                    }
                 }
                 nextPoll = now + IdleSpin.pollInterval
             }

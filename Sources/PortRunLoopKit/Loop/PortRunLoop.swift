@@ -104,6 +104,17 @@ public final class PortRunLoop: @unchecked Sendable {
     /// ``FileDescriptorRegistration``).
     @exclusivity(unchecked) var suspendedFileDescriptors: [FileDescriptorRegistration] = []
     @exclusivity(unchecked) var iterationsSincePoll = 0
+    /// The last fd source handled that can be read while spinning (a cross-process connection's
+    /// socket, ``FileDescriptorSource/spinRead``): the conversation's socket, which a spin reads
+    /// directly (``readConversationSocket()``). Dropped when it is unregistered.
+    @exclusivity(unchecked) var conversationSocket: FileDescriptorRegistration?
+    /// Spin reads of ``conversationSocket`` since libevent was last asked (``pollLibEvent(blocking:)``):
+    /// every ``IdleSpin/spinReadsPerPoll``-th chance to look goes to libevent instead, so that the
+    /// loop's other fds are never starved by a conversation.
+    @exclusivity(unchecked) var spinReadsSincePoll = 0
+    /// True while a spin reads the conversation socket (``readConversationSocket()``): the loop is
+    /// waiting, so no handler may run, and ``onOwner(_:)`` queues what would run at once.
+    @exclusivity(unchecked) var isReadingInSpin = false
     /// The owner's knowledge that ``Inbox/parked`` is still set from its last sleep and no producer
     /// has cleared it since (see `waitForEvents`); refreshed under the inbox lock whenever the loop
     /// takes it.
@@ -208,6 +219,7 @@ public final class PortRunLoop: @unchecked Sendable {
         fileDescriptorRegistrations.removeAll()
         readyFileDescriptors.removeAll()
         suspendedFileDescriptors.removeAll()
+        conversationSocket = nil
     }
 
     // MARK: Identity
@@ -291,9 +303,12 @@ public final class PortRunLoop: @unchecked Sendable {
 
     /// Runs `body` on the owner thread: now when already there, otherwise as control work that runs
     /// in every mode before the loop's next turn. Dropped, returning false, if the loop is shut down.
+    /// On the owner thread during a spin's read of the conversation socket (``isReadingInSpin``) it
+    /// is queued as well: what a read sets off (a connection's end reported to a handler, a port's
+    /// invalidation handler) runs in the next turn, never while the loop waits.
     @discardableResult
     func onOwner(_ body: @escaping @Sendable (PortRunLoop) -> Void) -> Bool {
-        if isCurrentThread { body(self); return true }
+        if isCurrentThread, !isReadingInSpin { body(self); return true }
         return enqueue(QueuedWork(modes: .all, kind: .block { [self] in body(self) }))
     }
 }
@@ -454,6 +469,7 @@ extension PortRunLoop {
         sourceGroupsChanged()
         readyFileDescriptors.removeAll()
         suspendedFileDescriptors.removeAll()
+        conversationSocket = nil
         // As documented: a dead loop's timers are invalidated and its fd sources cancelled (which
         // also drops their references to the loop, so the loop itself can be freed).
         for timer in deadTimers { timer.invalidate() }

@@ -32,14 +32,23 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let events: Events
     let handler: @Sendable (Events) -> Void
+    /// For the library's own sockets only (a cross-process connection): reads what the fd holds
+    /// without blocking, as the handler does, and returns whether it read anything (a frame, or
+    /// the end). A loop spinning in a conversation calls it instead of asking libevent
+    /// (``PortRunLoop/readConversationSocket()``). nil for every source made through the public
+    /// ``PortRunLoop/watch(fileDescriptor:for:inModes:handler:)``: a user's handler runs only when
+    /// the kernel reported the fd ready.
+    let spinRead: (@Sendable () -> Bool)?
     let gate = DeliveryGate()
     private let loopBox: TracedMutex<PortRunLoop?>
     private let failure = TracedMutex<PortRunLoopError?>(nil)
 
-    init(fileDescriptor: Int32, events: Events, loop: PortRunLoop, handler: @escaping @Sendable (Events) -> Void) {
+    init(fileDescriptor: Int32, events: Events, loop: PortRunLoop, spinRead: (@Sendable () -> Bool)? = nil,
+         handler: @escaping @Sendable (Events) -> Void) {
         self.fileDescriptor = fileDescriptor
         self.events = events
         self.handler = handler
+        self.spinRead = spinRead
         self.loopBox = TracedMutex(loop)
     }
 
