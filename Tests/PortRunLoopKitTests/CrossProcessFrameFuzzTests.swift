@@ -67,10 +67,11 @@ struct CrossProcessFrameFuzzTests {
             case 2: // extend
                 bytes += (0..<Int.random(in: 1...16, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
             case 3: // a huge component count or length
-                if Bool.random(using: &random) || bytes.count < 36 {
+                let table = CrossProcessFrame.headerSize
+                if Bool.random(using: &random) || bytes.count < table + 4 {
                     bytes.replaceSubrange(12..<16, with: [0xFF, 0xFF, 0xFF, UInt8.random(in: 0...255, using: &random)])
                 } else {
-                    bytes.replaceSubrange(32..<36, with: [0xFF, 0xFF, 0xFF, 0xFF])
+                    bytes.replaceSubrange(table..<(table + 4), with: [0xFF, 0xFF, 0xFF, 0xFF])
                 }
             default: // random bytes behind a valid magic and version
                 bytes = CrossProcessFrame.magic + [CrossProcessFrame.version]
@@ -91,8 +92,9 @@ struct CrossProcessFrameFuzzTests {
 
     @Test func hugeLengthsAreRefusedWithoutReadingPastTheFrame() {
         var frame = CrossProcessFrame(kind: .message, components: [Data([1, 2, 3])]).encoded()
-        frame.replaceSubrange(32..<36, with: [0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(parse(frame) == .failure(.lengthMismatch(expected: 32 + 4 + Int(UInt32.max), actual: frame.count)))
+        let table = CrossProcessFrame.headerSize
+        frame.replaceSubrange(table..<(table + 4), with: [0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(parse(frame) == .failure(.lengthMismatch(expected: table + 4 + Int(UInt32.max), actual: frame.count)))
         var counted = CrossProcessFrame(kind: .message).encoded()
         counted.replaceSubrange(12..<16, with: [0xFF, 0xFF, 0xFF, 0xFF])
         #expect(parse(counted) == .failure(.tooManyComponents(UInt32.max)))

@@ -92,10 +92,10 @@ import PortRunLoopTestSupport
         defer { publisher.stop() }
         let remote = try directory.registry.remotePort(named: "small")
         #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), components: [Data(count: 1024)]))
-        #expect(throws: CrossProcessPortError.messageTooLarge(size: 32 + 4 + 2000, limit: 1024)) {
+        #expect(throws: CrossProcessPortError.messageTooLarge(size: CrossProcessFrame.headerSize + 4 + 2000, limit: 1024)) {
             _ = try remote.sendRequest(components: [Data(count: 2000)], sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
         }
-        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 5, components: [Data(count: 1024 - 36)]))
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 5, components: [Data(count: 1024 - CrossProcessFrame.headerSize - 4)]))
         #expect(publisher.waitForMessages(1))
         #expect(publisher.received.values == [5])
     }
@@ -123,7 +123,7 @@ import PortRunLoopTestSupport
     @Test(arguments: [
         Array("not a frame at all, just some text".utf8),
         Array(repeating: UInt8(0), count: 8),
-        Array("PRLX".utf8) + [9, 1] + Array(repeating: 0, count: 26), // unknown version
+        Array("PRLX".utf8) + [9, 1] + Array(repeating: 0, count: CrossProcessFrame.headerSize - 6), // unknown version
         CrossProcessFrame(kind: .credit, firstID: 1).encoded(), // a kind only the publisher sends
     ])
     func aMalformedFrameDisconnectsItsPeerAndIsCounted(bytes: [UInt8]) throws {

@@ -6,7 +6,7 @@ import Foundation
 /// ```
 /// offset size field
 ///  0     4    magic "PRLX" (0x50 0x52 0x4C 0x58)
-///  4     1    version (1)
+///  4     1    version (2)
 ///  5     1    kind: 1 message, 2 credit, 3 reply, 4 routed message, 5 closing
 ///  6     1    flags: bit 0 request (message), bit 1 carries a reply route (message); others zero
 ///  7     1    descriptor count: the file descriptors sent with the frame as `SCM_RIGHTS`
@@ -15,11 +15,13 @@ import Foundation
 /// 12     4    component count n (0 for credit)
 /// 16     8    first id: request id (request message, reply), credits returned (credit), route (routed message)
 /// 24     8    second id: reply route (message with bit 1); 0 otherwise
-/// 32     4*n  the length of each component
-/// 32+4n  …    the components' bytes, back to back
+/// 32     4    answer time: microseconds from the sender's reading of the peer's last frame to
+///             this frame's send; 0xFFFFFFFF when it had read none (or longer ago) (``AnswerTiming``)
+/// 36     4*n  the length of each component
+/// 36+4n  …    the components' bytes, back to back
 /// ```
 ///
-/// A frame is exactly `32 + 4n + Σ lengths` bytes. See the CrossProcessPorts article.
+/// A frame is exactly `36 + 4n + Σ lengths` bytes. See the CrossProcessPorts article.
 struct CrossProcessFrame: Equatable {
     enum Kind: UInt8 {
         /// A message for the published port (client to publisher); costs one credit.
@@ -43,8 +45,13 @@ struct CrossProcessFrame: Equatable {
     }
 
     static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
-    static let version: UInt8 = 1
-    static let headerSize = 32
+    static let version: UInt8 = 2
+    static let headerSize = 36
+    /// The answer time of a frame whose sender had read none of the peer's (``answerMicroseconds``).
+    static let noAnswer = UInt32.max
+    /// Where the answer time sits in the header: a sender may write it into an encoded frame
+    /// just before the send (``InboundConnection``).
+    static let answerOffset = 32
     /// The magic and the version as the low 5 bytes of the header's first little-endian word.
     static let leadingWord: UInt64 = 0x50 | 0x52 << 8 | 0x4C << 16 | 0x58 << 24 | UInt64(version) << 32
 
@@ -56,6 +63,9 @@ struct CrossProcessFrame: Equatable {
     var components: [Data] = []
     /// How many file descriptors travel with the frame (as `SCM_RIGHTS` on the same `sendmsg`).
     var descriptorCount: UInt8 = 0
+    /// How long the sender took to send this frame after reading the peer's last one, in
+    /// microseconds (``AnswerTiming``); ``noAnswer`` when it had read none.
+    var answerMicroseconds: UInt32 = noAnswer
 
     /// The encoded size of a frame with these components.
     static func encodedSize(of components: [Data]) -> Int {
@@ -87,6 +97,7 @@ struct CrossProcessFrame: Equatable {
         put(UInt32(components.count))
         put(firstID)
         put(secondID)
+        put(answerMicroseconds)
         var total = offset + 4 * components.count
         for component in components {
             let count = component.count
@@ -145,6 +156,7 @@ extension CrossProcessFrame {
         let count: UInt32 = load(bytes, 12)
         let firstID: UInt64 = load(bytes, 16)
         let secondID: UInt64 = load(bytes, 24)
+        let answerMicroseconds: UInt32 = load(bytes, answerOffset) // any value is a time
         guard count <= maximumComponents else { return .failure(.tooManyComponents(count)) }
         switch kind {
         case .credit:
@@ -180,7 +192,8 @@ extension CrossProcessFrame {
             offset += length
         }
         return .success(CrossProcessFrame(kind: kind, flags: flags, msgid: msgid, firstID: firstID,
-                                          secondID: secondID, components: components, descriptorCount: descriptorCount))
+                                          secondID: secondID, components: components, descriptorCount: descriptorCount,
+                                          answerMicroseconds: answerMicroseconds))
     }
 
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {

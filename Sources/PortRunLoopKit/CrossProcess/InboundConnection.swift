@@ -38,6 +38,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         /// The payload every pure signal of this peer carries (made at the first; a cycle through
         /// its credit sink that ``close(reason:)`` breaks).
         var signalPayload: MessagePort.Payload?
+        /// This side's answer times: stamped on each reply or routed frame sent, read from each
+        /// message frame received.
+        var answers = AnswerTiming()
     }
     private let state: TracedMutex<State>
 
@@ -91,7 +94,13 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         let descriptorCounts = publication.receiveDescriptorCounts
         let descriptorLimit = publication.options.maximumFileDescriptorsPerMessage
         var received = 0
-        defer { if received > 0 { publication.count { $0.messagesReceived += received } } }
+        // How soon the exchange turns around, by the last message read (``AnswerTiming``): told to
+        // the loop, which may earn its spin by it (``PortRunLoop/noteAnswer(after:)``).
+        var answerGap = Double.infinity
+        defer {
+            if received > 0 { publication.count { $0.messagesReceived += received } }
+            if answerGap < .infinity { publication.loop.noteAnswer(after: answerGap) }
+        }
         var read = 0
         while read < Self.framesPerTurn {
             let wanted = min(publication.receiveSlotCount, Self.framesPerTurn - read)
@@ -108,6 +117,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
             case .truncated:
                 return read > 0 // not a result of receiveFrames
             case .done(let count):
+                let readAt = System.monotonicSeconds()
                 // The descriptors of the frames not yet taken: closed when the batch ends early.
                 var untaken = 0
                 defer {
@@ -141,7 +151,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                             close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
                             return true
                         }
-                        switch receive(frame, descriptors: descriptors) {
+                        switch receive(frame, descriptors: descriptors, readAt: readAt, answerGap: &answerGap) {
                         case .closed: return true
                         case .queued: received += 1
                         case .dropped: break
@@ -163,22 +173,25 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     ///
     /// A message with no components and no reply port (a pure signal) carries the connection's one
     /// ``signalPayload``: all it needs is the credit sink, so it costs no allocation.
-    private func receive(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor]) -> Receipt {
+    private func receive(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor], readAt: Double,
+                         answerGap: inout Double) -> Receipt {
         guard frame.kind == .message else {
             close(reason: .protocolViolation("a client sent a frame of kind \(frame.kind)"))
             return .closed
         }
         let credits = self.credits
         let signal = frame.components.isEmpty && frame.flags.isEmpty && descriptors.isEmpty
-        let (withinCredits, shared) = state.withLock { state -> (Bool, MessagePort.Payload?) in
-            guard state.outstanding < credits else { return (false, nil) }
+        let (withinCredits, shared, gap) = state.withLock { state -> (Bool, MessagePort.Payload?, Double) in
+            guard state.outstanding < credits else { return (false, nil, .infinity) }
             state.outstanding += 1
-            guard signal else { return (true, nil) }
+            let gap = state.answers.read(at: readAt, peerAnswer: frame.answerMicroseconds)
+            guard signal else { return (true, nil, gap) }
             if state.signalPayload == nil {
                 state.signalPayload = MessagePort.Payload(components: [], replyPort: nil, context: nil, creditSink: self)
             }
-            return (true, state.signalPayload)
+            return (true, state.signalPayload, gap)
         }
+        answerGap = gap
         guard withinCredits else {
             close(reason: .protocolViolation("a message beyond the \(credits) credits granted"))
             return .closed
@@ -253,16 +266,24 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     func sendFrame(_ frame: CrossProcessFrame, size: Int, descriptors: [Int32], before deadline: Double) -> Bool {
         withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
             let length = frame.encode(into: buffer)
-            return sendFrame(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), descriptors: descriptors, before: deadline)
+            return sendFrame(UnsafeRawBufferPointer(rebasing: buffer[0..<length]), descriptors: descriptors, before: deadline,
+                             answerTimeAt: buffer.baseAddress! + CrossProcessFrame.answerOffset)
         }
     }
 
     /// Any thread: sends a reply or routed frame, waiting for room in the socket until the monotonic
-    /// `deadline`. False when the connection is closed or stayed full.
-    func sendFrame(_ bytes: UnsafeRawBufferPointer, descriptors: [Int32] = [], before deadline: Double) -> Bool {
+    /// `deadline`. False when the connection is closed or stayed full. `answerTimeAt`: where the
+    /// frame's answer time goes, written as it is sent (``AnswerTiming``); nil for a frame that
+    /// answers nothing (credits, the closing frame).
+    func sendFrame(_ bytes: UnsafeRawBufferPointer, descriptors: [Int32] = [], before deadline: Double,
+                   answerTimeAt answerSlot: UnsafeMutableRawPointer? = nil) -> Bool {
         while true {
             let (fd, result) = state.withLock { state -> (Int32, System.SocketResult) in
                 guard state.fd >= 0 else { return (-1, .closed) }
+                if let answerSlot {
+                    let answer = state.answers.answerTime(sendingAt: System.monotonicSeconds())
+                    answerSlot.storeBytes(of: answer.littleEndian, as: UInt32.self)
+                }
                 return (state.fd, descriptors.isEmpty ? System.sendFrame(state.fd, bytes)
                     : descriptors.withUnsafeBufferPointer { System.sendFrame(state.fd, bytes, descriptors: $0) })
             }

@@ -72,6 +72,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
     @exclusivity(unchecked) private(set) var dropped = 0
+    /// This side's answer times (``AnswerTiming``), and how soon the exchange turned around by the
+    /// last reply or routed message read (set to infinity by a reader before it reads).
+    @exclusivity(unchecked) private var answers = AnswerTiming()
+    @exclusivity(unchecked) private var lastAnswerGap = Double.infinity
 
     init(fd: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
         self.fd = fd
@@ -252,7 +256,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// answers keep coming within microseconds), looking at the socket without blocking between
     /// yields; then it polls the socket (``waitForFrames(until:stoppingAt:)``) until the reply is in,
     /// the connection ends or `deadline` passes, and tells the spin how soon the reply came
-    /// (measured to this thread's wake-up: when the frame arrived is not known).
+    /// (measured to this thread's wake-up, or by the exchange's answer times, ``AnswerTiming``,
+    /// when they say sooner: the reply waited for the publisher's own wake-up).
     private func awaitReplyWithoutLoop(_ wait: ReplyWait, until deadline: Double) {
         let spin = WaitSpin.current
         let found = spin.spin(from: System.monotonicSeconds(), until: deadline) {
@@ -264,10 +269,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         guard !found else { return }
         let sleepStart = System.monotonicSeconds()
-        locked {
+        let answerGap = locked { () -> Double in
+            lastAnswerGap = .infinity // only what this wait finds
             while !wait.isComplete, ended == nil, waitForFrames(until: deadline, stoppingAt: wait) {}
+            return lastAnswerGap
         }
-        spin.record(answeredAfter: wait.isComplete ? System.monotonicSeconds() - sleepStart : .infinity)
+        // The sooner of the wait and the exchange's answer times (``AnswerTiming``): the wait
+        // counts the publisher's wake-up.
+        spin.record(answeredAfter: wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity)
     }
 
     /// A loop's reader of replies: a fd source of the connection in the loop's private
@@ -351,15 +360,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// A loop's read of the socket (the handler of a loop's read source, or its spin read,
     /// ``FileDescriptorSource/spinRead``): the frames waiting, up to `wait`'s reply when given (the
     /// request a ``ReplyReader`` serves). Wakes a thread polling the socket meanwhile, which then
-    /// finds what it waits for read. Returns whether it read anything.
+    /// finds what it waits for read, and tells the reading loop how soon the exchange turns
+    /// around (``PortRunLoop/noteAnswer(after:)``). Returns whether it read anything.
     @discardableResult
     private func readOnLoop(stoppingAt wait: ReplyWait?) -> Bool {
-        let read = locked { () -> Bool in
+        let (read, answerGap) = locked { () -> (Bool, Double) in
+            lastAnswerGap = .infinity // only what this read finds
             let read = drainFrames(stoppingAt: wait)
             if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
-            return read
+            return (read, lastAnswerGap)
         }
         condition.broadcast()
+        if answerGap < .infinity { ThreadLocals.loop?.noteAnswer(after: answerGap) }
         return read
     }
 
@@ -406,7 +418,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 if let ended { return .failure(ended) } // the drain found the end
             }
             if credits > 0 {
-                let frame = makeFrame(replyPort.map(routeID(for:)) ?? 0)
+                var frame = makeFrame(replyPort.map(routeID(for:)) ?? 0)
+                frame.answerMicroseconds = answers.answerTime(sendingAt: System.monotonicSeconds())
                 let result = descriptors.isEmpty
                     ? (size <= sendBuffer.count
                         ? System.sendFrame(fd, UnsafeRawBufferPointer(rebasing: sendBuffer[0..<frame.encode(into: sendBuffer)]))
@@ -541,6 +554,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     private func handle(_ frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor]) {
+        if frame.kind == .reply || frame.kind == .routed {
+            lastAnswerGap = answers.read(at: System.monotonicSeconds(), peerAnswer: frame.answerMicroseconds)
+        }
         switch frame.kind {
         case .credit:
             credits += Int(frame.firstID)

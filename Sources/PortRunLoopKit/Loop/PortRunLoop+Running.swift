@@ -255,6 +255,7 @@ extension PortRunLoop {
             return
         }
         var idleStart = now
+        answerWakeUnearned = false
         if let wake = wakeToAccount {
             wakeToAccount = nil
             idleSpin.slept(gap: wake.gap, inConversation: wake.inConversation, backlog: handledCount &- wake.handledAtWake > 1)
@@ -294,12 +295,16 @@ extension PortRunLoop {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
             // (it then rings once although the loop is awake, which only makes a later wait
             // return at once). In a conversation an fd that came soon is the answer (a reply read
-            // from a socket): it earns the spin as a ring would, and spends the mark. A timer, or
-            // an fd outside a conversation, earns nothing.
+            // from a socket): it earns the spin as a ring would, and spends the mark. One that came
+            // later may still earn when a library connection reads it (``noteAnswer(after:)``). A
+            // timer, or an fd outside a conversation, earns nothing.
             parkedFlagLeftSet = true
-            if isConversing, !readyFileDescriptors.isEmpty,
-               idleSpin.slept(gap: System.monotonicSeconds() - idleStart, inConversation: true, backlog: false) {
-                inConversation = false
+            if isConversing, !readyFileDescriptors.isEmpty {
+                if idleSpin.slept(gap: System.monotonicSeconds() - idleStart, inConversation: true, backlog: false) {
+                    inConversation = false
+                } else {
+                    answerWakeUnearned = true
+                }
             }
             parkedAt = nil
             return
@@ -373,6 +378,19 @@ extension PortRunLoop {
                 nextPoll = now + IdleSpin.pollInterval
             }
         }
+    }
+
+    /// A library connection read, on this loop's thread, a frame of its peer answering this side's
+    /// last frame: `gap` is how soon the exchange turns around with both sides awake (the longer
+    /// of the two sides' answer times, ``AnswerTiming``). When the loop's last sleep ended with
+    /// that readiness and earned nothing because the answer waited for the partner's wake-up, it
+    /// earns by this gap instead, and spends the conversation mark: so an exchange whose two sides
+    /// both answer within ``IdleSpin/limit`` starts spinning although each side's answers arrive
+    /// after the other's wake-up. Once per sleep; a spin that found the answer has earned already.
+    func noteAnswer(after gap: Double) {
+        guard answerWakeUnearned else { return }
+        answerWakeUnearned = false
+        if idleSpin.slept(gap: gap, inConversation: true, backlog: false) { inConversation = false }
     }
 
     /// A spin found work after `seconds`: pays for it, and unless in a conversation leaves the

@@ -143,6 +143,11 @@ public final class PortRunLoop: @unchecked Sendable {
     /// accounted for when the loop next runs dry, once ``handledCount`` tells whether the wake-up
     /// found a backlog. `handledAtWake`: ``handledCount`` when it was set.
     @exclusivity(unchecked) var wakeToAccount: (gap: Double, inConversation: Bool, handledAtWake: Int)?
+    /// The last sleep was begun in a conversation and ended by an fd's readiness later than
+    /// ``IdleSpin/limit`` after the park, so it earned nothing by its own measure; a library
+    /// connection that reads the answer may still earn it by the exchange's answer times
+    /// (``noteAnswer(after:)``). Cleared whenever the loop waits again.
+    @exclusivity(unchecked) var answerWakeUnearned = false
     /// Set by ``shutDown()`` (on this thread): run entry checks it without the inbox lock.
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
