@@ -59,59 +59,60 @@ import Testing
         }
     }
 
-    @Test func theSocketTheLoopLastHandledIsReadDirectly() throws {
-        let thread = try RunLoopThread(name: "spin-read")
+    /// Runs `body` with a loop thread watching a new pair's socket (with its spin read), which the
+    /// loop has handled once: its conversation socket. Everything stops afterwards.
+    private func withConversationSocket(_ name: String, _ body: (RunLoopThread, Pair, FileDescriptorSource) throws -> Void) throws {
+        let thread = try RunLoopThread(name: name)
         defer { thread.stop() }
         let pair = try Pair()
         let source = try pair.watch(on: thread.loop)
         defer { source.cancel() }
         pair.handleOnce()
-        let found = try thread.loop.performAndWait { () -> (PortRunLoop.SpinRead, PortRunLoop.SpinRead) in
-            let loop = thread.loop
-            let empty = loop.readConversationSocket()
-            pair.write()
-            return (empty, loop.readConversationSocket())
+        try body(thread, pair, source)
+    }
+
+    @Test func theSocketTheLoopLastHandledIsReadDirectly() throws {
+        try withConversationSocket("spin-read") { thread, pair, _ in
+            let found = try thread.loop.performAndWait { () -> (PortRunLoop.SpinRead, PortRunLoop.SpinRead) in
+                let loop = thread.loop
+                let empty = loop.readConversationSocket()
+                pair.write()
+                return (empty, loop.readConversationSocket())
+            }
+            #expect(found.0 == .empty)
+            #expect(found.1 == .read)
+            #expect(pair.reads.withLock { $0 } == 2)
+            #expect(pair.spinReads.withLock { $0 } == 2)
         }
-        #expect(found.0 == .empty)
-        #expect(found.1 == .read)
-        #expect(pair.reads.withLock { $0 } == 2)
-        #expect(pair.spinReads.withLock { $0 } == 2)
     }
 
     @Test func libEventIsAskedAfterAFewReadsInARow() throws {
-        let thread = try RunLoopThread(name: "spin-read-poll")
-        defer { thread.stop() }
-        let pair = try Pair()
-        let source = try pair.watch(on: thread.loop)
-        defer { source.cancel() }
-        pair.handleOnce()
-        let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
-            let loop = thread.loop
-            loop.pollLibEvent(blocking: false)
-            var found: [PortRunLoop.SpinRead] = []
-            for _ in 0...IdleSpin.spinReadsPerPoll { pair.write(); found.append(loop.readConversationSocket()) }
-            loop.pollLibEvent(blocking: false) // the handler is queued; the next read may look again
-            _ = loop.handleReadyFileDescriptors()
-            pair.write()
-            found.append(loop.readConversationSocket())
-            return found
+        try withConversationSocket("spin-read-poll") { thread, pair, _ in
+            let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
+                let loop = thread.loop
+                loop.pollLibEvent(blocking: false)
+                var found: [PortRunLoop.SpinRead] = []
+                for _ in 0...IdleSpin.spinReadsPerPoll { pair.write(); found.append(loop.readConversationSocket()) }
+                loop.pollLibEvent(blocking: false) // the handler is queued; the next read may look again
+                _ = loop.handleReadyFileDescriptors()
+                pair.write()
+                found.append(loop.readConversationSocket())
+                return found
+            }
+            #expect(found == Array(repeating: .read, count: IdleSpin.spinReadsPerPoll) + [.notNow, .read])
         }
-        #expect(found == Array(repeating: .read, count: IdleSpin.spinReadsPerPoll) + [.notNow, .read])
     }
 
     @Test func aCancelledSourceIsNotRead() throws {
-        let thread = try RunLoopThread(name: "spin-read-cancel")
-        defer { thread.stop() }
-        let pair = try Pair()
-        let source = try pair.watch(on: thread.loop)
-        pair.handleOnce()
-        let found = try thread.loop.performAndWait { () -> PortRunLoop.SpinRead in
-            source.cancel()
-            pair.write()
-            return thread.loop.readConversationSocket()
+        try withConversationSocket("spin-read-cancel") { thread, pair, source in
+            let found = try thread.loop.performAndWait { () -> PortRunLoop.SpinRead in
+                source.cancel()
+                pair.write()
+                return thread.loop.readConversationSocket()
+            }
+            #expect(found == .notNow)
+            #expect(pair.spinReads.withLock { $0 } == 0)
         }
-        #expect(found == .notNow)
-        #expect(pair.spinReads.withLock { $0 } == 0)
     }
 
     @Test func aSocketOutsideTheRunningModeIsNotRead() throws {
@@ -148,21 +149,17 @@ import Testing
     }
 
     @Test func whatAReadSetsOffRunsInTheNextTurn() throws {
-        let thread = try RunLoopThread(name: "spin-read-defer")
-        defer { thread.stop() }
-        let pair = try Pair()
-        let source = try pair.watch(on: thread.loop)
-        defer { source.cancel() }
-        pair.handleOnce()
-        let ran = Locked(false)
-        pair.onRead.withLock { $0 = { _ = thread.loop.onOwner { _ in ran.withLock { $0 = true } } } }
-        let duringRead = try thread.loop.performAndWait { () -> Bool in
-            pair.write()
-            #expect(thread.loop.readConversationSocket() == .read)
-            return ran.withLock { $0 }
+        try withConversationSocket("spin-read-defer") { thread, pair, _ in
+            let ran = Locked(false)
+            pair.onRead.withLock { $0 = { _ = thread.loop.onOwner { _ in ran.withLock { $0 = true } } } }
+            let duringRead = try thread.loop.performAndWait { () -> Bool in
+                pair.write()
+                #expect(thread.loop.readConversationSocket() == .read)
+                return ran.withLock { $0 }
+            }
+            #expect(!duringRead)
+            try thread.loop.performAndWait {} // queued before this call: it ran first
+            #expect(ran.withLock { $0 })
         }
-        #expect(!duringRead)
-        try thread.loop.performAndWait {} // queued before this call: it ran first
-        #expect(ran.withLock { $0 })
     }
 }
