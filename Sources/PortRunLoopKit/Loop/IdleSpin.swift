@@ -37,8 +37,10 @@ struct IdleSpin {
     static let parkCost = 10e-6
     /// The most credit kept: five parks' worth.
     static let maxCredit = 50e-6
-    /// How often a loop's spin asks libevent (without blocking) whether an fd or a timer is ready:
-    /// an fd that becomes ready during a spin is handled this late at most.
+    /// How often a loop's spin looks for a ready fd: it asks libevent (without blocking), or, in a
+    /// conversation, reads the conversation's socket (``spinReadsPerPoll``). An fd that becomes
+    /// ready during a spin is seen this late at most; in a conversation, an fd other than its
+    /// socket up to ``spinReadsPerPoll`` looks later.
     static let pollInterval = 4e-6
     /// In a conversation a spin reads the conversation's socket at those times instead
     /// (``PortRunLoop/readConversationSocket()``), at most this many times in a row: the next look

@@ -274,8 +274,9 @@ extension PortRunLoop {
 
     /// A spin's look at the conversation's socket, instead of asking libevent: one `recv` that
     /// reads the answer when it is there, where asking libevent takes an `epoll_wait` and then
-    /// that `recv`. Every ``IdleSpin/spinReadsPerPoll``-th look goes to libevent (``SpinRead/notNow``),
-    /// so the loop's other fds wait a few looks at most.
+    /// that `recv`. After ``IdleSpin/spinReadsPerPoll`` reads since libevent was last asked, the
+    /// next look goes to libevent (``SpinRead/notNow``), so the loop's other fds wait a few looks
+    /// at most.
     ///
     /// The read is the library's own, not a user's handler: it moves frames into a port's queue or
     /// a request's reply, as the source's handler would on the next turn. What else it sets off
