@@ -65,10 +65,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     func start() throws(PortRunLoopError) {
         let fd = state.withLock { $0.fd }
         guard fd >= 0 else { return }
-        let source = try publication.loop.watch(fileDescriptor: fd, for: .read, inModes: publication.modes,
-                                                spinRead: { [self] in readFrames() }) { [self] _ in
-            readFrames()
-        }
+        let source = try publication.loop.watch(fileDescriptor: fd, inModes: publication.modes) { [self] in readFrames() }
         state.withLock { $0.source = source }
     }
 
@@ -80,7 +77,6 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// it ends the batch. The batch's messages are counted once, at its end. Returns whether it
     /// read anything (a frame, the end, or a failure that closed the connection): what a loop's
     /// spin read reports (``FileDescriptorSource/spinRead``).
-    @discardableResult
     private func readFrames() -> Bool {
         let fd = state.withLock { $0.fd }
         guard fd >= 0 else { return false }

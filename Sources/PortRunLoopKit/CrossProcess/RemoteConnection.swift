@@ -120,11 +120,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard fd >= 0 else { return }
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
-            made = .success(try loop.watch(fileDescriptor: fd, for: .read, spinRead: { [weak self] in
-                self?.readOnLoop(stoppingAt: nil) ?? false
-            }) { [weak self] _ in
-                self?.readOnLoop(stoppingAt: nil)
-            })
+            made = .success(try loop.watch(fileDescriptor: fd) { [weak self] in self?.readOnLoop(stoppingAt: nil) ?? false })
         } catch {
             made = .failure(error)
         }
@@ -345,10 +341,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // The reader holds the source and the source's handler the reader: a cycle that
         // cancelling the source breaks. The connection is held weakly (a kept reader outlives
         // requests).
-        if let source = try? loop.watch(fileDescriptor: fd, for: .read, inModes: [.synchronousWait], spinRead: { [weak self, reader] in
+        if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], reading: { [weak self, reader] in
             self?.readOnLoop(stoppingAt: reader.wait) ?? false
-        }, handler: { [weak self, reader] _ in
-            self?.readOnLoop(stoppingAt: reader.wait)
         }) {
             condition.withLock { _ in reader.source = source }
             return reader
@@ -362,7 +356,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// request a ``ReplyReader`` serves). Wakes a thread polling the socket meanwhile, which then
     /// finds what it waits for read, and tells the reading loop how soon the exchange turns
     /// around (``PortRunLoop/noteAnswer(after:)``). Returns whether it read anything.
-    @discardableResult
     private func readOnLoop(stoppingAt wait: ReplyWait?) -> Bool {
         let (read, answerGap) = locked { () -> (Bool, Double) in
             lastAnswerGap = .infinity // only what this read finds

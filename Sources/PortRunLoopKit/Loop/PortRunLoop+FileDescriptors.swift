@@ -105,8 +105,19 @@ extension PortRunLoop {
         try watch(fileDescriptor: fd, for: events, inModes: modes, spinRead: nil, handler: handler)
     }
 
-    /// ``watch(fileDescriptor:for:inModes:handler:)`` for the library's own sockets, with the
-    /// read a spin may make instead of asking libevent (``FileDescriptorSource/spinRead``).
+    /// ``watch(fileDescriptor:for:inModes:handler:)`` for the library's own sockets: `read` reads
+    /// what the fd holds without blocking and returns whether it read anything. It is both the
+    /// source's handler (its answer unused) and the read a spin may make instead of asking
+    /// libevent (``FileDescriptorSource/spinRead``).
+    ///
+    /// Thread-safety: any thread.
+    func watch(fileDescriptor fd: Int32, inModes modes: [RunLoop.Mode] = [.common],
+               reading read: @escaping @Sendable () -> Bool) throws(PortRunLoopError) -> FileDescriptorSource {
+        try watch(fileDescriptor: fd, for: .read, inModes: modes, spinRead: read) { _ in _ = read() }
+    }
+
+    /// ``watch(fileDescriptor:for:inModes:handler:)`` with the read a spin may make instead of
+    /// asking libevent (``FileDescriptorSource/spinRead``), nil for a user's source.
     ///
     /// Thread-safety: any thread.
     func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events, inModes modes: [RunLoop.Mode] = [.common],
@@ -253,7 +264,8 @@ extension PortRunLoop {
                 return true
             }
             if entered {
-                if registration.source.spinRead != nil { conversationSocket = registration }
+                // Compared first: storing the same registration again is a retain and a release.
+                if registration.source.spinRead != nil, conversationSocket !== registration { conversationSocket = registration }
                 fdEventsHandled.increment()
                 handled = true
             }
