@@ -80,19 +80,37 @@ extension MessagePort {
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
                             receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MessagePort.Message, CrossProcessPortError>, Never>) in
-            let thread = Thread { [self] in
-                do throws(CrossProcessPortError) {
-                    continuation.resume(returning: .success(try sendRequest(
-                        msgid: msgid, components: components, sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-            thread.start()
+        try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
+            try sendRequest(msgid: msgid, components: components, sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
         }
-        return try result.get()
     }
+
+    /// Runs `request` (a blocking request) on a thread of its own and awaits its reply, so that no
+    /// cooperative-pool thread blocks. The outcome is handed over under a lock before the
+    /// continuation resumes: the task may find the continuation resumed before it suspended, and
+    /// the runtime's hand-off on that path is invisible to ThreadSanitizer, which would report
+    /// the reply's fields, written on the request's thread, as racing with the task's reads.
+    private func onThreadOfItsOwn(_ request: @escaping @Sendable () throws(CrossProcessPortError) -> MessagePort.Message)
+        async throws(CrossProcessPortError) -> MessagePort.Message {
+        let handoff = RequestOutcome()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                let outcome: Result<MessagePort.Message, CrossProcessPortError>
+                do throws(CrossProcessPortError) { outcome = .success(try request()) } catch { outcome = .failure(error) }
+                handoff.outcome.withLock { $0 = outcome }
+                continuation.resume()
+            }.start()
+        }
+        return try handoff.outcome.withLock { $0 }!.get()
+    }
+}
+
+/// The outcome of a request run on a thread of its own (the async forms of `sendRequest`), handed
+/// to the awaiting task.
+///
+/// Thread-safety: `Sendable`; `outcome` is guarded by its mutex.
+private final class RequestOutcome: Sendable {
+    let outcome = TracedMutex<Result<MessagePort.Message, CrossProcessPortError>?>(nil)
 }
 
 extension MessagePort {
@@ -102,19 +120,10 @@ extension MessagePort {
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], sendTimeout: Duration,
                             receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MessagePort.Message, CrossProcessPortError>, Never>) in
-            let thread = Thread { [self] in
-                do throws(CrossProcessPortError) {
-                    continuation.resume(returning: .success(try sendRequest(
-                        msgid: msgid, components: components, fileDescriptors: fileDescriptors,
-                        sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-            thread.start()
+        try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
+            try sendRequest(msgid: msgid, components: components, fileDescriptors: fileDescriptors,
+                            sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
         }
-        return try result.get()
     }
 }
 
