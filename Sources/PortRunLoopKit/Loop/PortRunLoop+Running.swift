@@ -95,8 +95,10 @@ extension PortRunLoop {
     }
 
     @inline(__always) func ringDoorbell() {
-        wakeSignals.increment()
+        // The ring first: the loop's wake-up starts there, and counting before it would put an
+        // atomic add on a line of the loop (cold after an idle spell) in front of it.
         Doorbell.ring(doorbellDescriptor)
+        wakeSignals.increment()
         // Only a producer that finds the loop asleep gets here, so this costs a burst nothing.
         Self.noteMessageSentFromCurrentThread()
     }

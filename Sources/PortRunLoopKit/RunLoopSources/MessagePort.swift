@@ -276,27 +276,34 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     }
 
     /// A pure signal's send (no components, no reply port, no context to carry) when it can be
-    /// done at once, the case of every send in a burst but its first: the lock is free, the port is
-    /// valid and has room, its loop was already told of the batch, and the queue's storage has a
-    /// free slot. Returns false, having changed nothing, in every other case: the caller then makes
-    /// the full ``send(before:msgid:components:from:context:doorbell:descriptors:)``, which waits,
-    /// grows, tells the loop or rejects.
+    /// done at once, the case of nearly every signal: the lock is free, the port is valid and has
+    /// room, and the queue's storage has a free slot. Returns false, having changed nothing, in
+    /// every other case: the caller then makes the full
+    /// ``send(before:msgid:components:from:context:doorbell:descriptors:)``, which waits, grows or
+    /// rejects.
     ///
     /// Why a second path: a burst of signals is the port's throughput case, where the sending
     /// thread's instructions are the cost of a message, and this one is about 45 of them against
-    /// 65 for the full path's (callgrind): it calls nothing on its way (an unlock wakes a parked
-    /// locker only when there is one), so it needs no saved registers, no payload decision and no
-    /// out-of-line branch. It does what the full path does in the same case, under the same lock.
+    /// 65 for the full path's (callgrind): in a burst (the loop already told of the batch) it
+    /// calls nothing on its way (an unlock wakes a parked locker only when there is one), so it
+    /// needs no saved registers, no payload decision and no out-of-line branch. It does what the
+    /// full path does in the same case, under the same lock.
+    ///
+    /// The first message of a batch goes this way too, to ``tellLoopAndUnlock()``: after an idle
+    /// spell that send is the latency of the loop's wake-up, and every function on its way is code
+    /// to fetch on a cold CPU; giving up here would unlock, go through the full path's two
+    /// functions and lock again (about 1 µs of the first send after 10 ms idle; Docs/Benchmarks.md).
     @inline(__always)
     private func sendSignalInBurst(msgid: UInt32, before date: Date) -> Bool {
         // A NaN date, a remote port and a taken lock go the full way (which traps on the NaN).
         guard remote == nil, !date.timeIntervalSinceReferenceDate.isNaN, state.word.tryLock() else { return false }
-        guard state.isValid, state.readyOnLoop, state.queue.count < state.limit, state.queue.hasRoomAtTail else {
+        guard state.isValid, state.queue.count < state.limit, state.queue.hasRoomAtTail else {
             unlock()
             return false
         }
         state.queue.append(Envelope(msgid: msgid, payload: nil))
         state.sent &+= 1
+        guard state.readyOnLoop else { return tellLoopAndUnlock() }
         unlock()
         return true
     }
@@ -709,10 +716,13 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Hot path (once per delivered batch): explicit lock/unlock rather than `withLock`, because
     /// returning the handler closure through `withLock`'s generic result reabstracts it twice, and
     /// each reabstraction thunk is a heap allocation (2 mallocs per batch, i.e. per message when
-    /// messages arrive one at a time; see Docs/Benchmarks.md).
+    /// messages arrive one at a time; see Docs/Benchmarks.md). Inlined into its one caller
+    /// (``PortRunLoop/deliverMessages(of:registration:mode:)``): a batch after an idle spell runs
+    /// it cold, and a function of its own is one more piece of code to fetch.
     ///
     /// Returns nil, taking nothing, when the messages are not `loop`'s to take: the port is
     /// scheduled elsewhere (or nowhere), or is still leaving another loop.
+    @inline(__always)
     func takeQueuedMessages(by loop: PortRunLoop) -> (delegate: (any MessagePortDelegate)?, handler: (@Sendable (MessagePort.Message) -> Void)?)? {
         lock()
         defer { unlock() }

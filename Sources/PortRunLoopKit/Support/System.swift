@@ -57,7 +57,10 @@ enum System {
 
     /// `write(fd, 1)` on an eventfd: adds one to its counter. While the loop waits in libevent the
     /// counter is not read (the doorbell is edge-triggered there), so in the impossible case that
-    /// it is full (`EAGAIN` at 2^64 − 2) it is emptied with `read` and written again.
+    /// it is full (`EAGAIN` at 2^64 − 2) it is emptied with `read` and written again. Inlined: it
+    /// is the last step of a producer that finds the loop asleep, code that runs cold after an
+    /// idle spell, where a call to a function of its own costs a fetch of its code.
+    @inline(__always)
     static func signalEventfd(_ fd: Int32) {
         var one: UInt64 = 1
         while write(fd, &one, 8) != 8 {
