@@ -364,7 +364,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             return (read, lastAnswerGap)
         }
         condition.broadcast()
-        if answerGap < .infinity { ThreadLocals.loop?.noteAnswer(after: answerGap) }
+        // The reading loop is this thread's, the main thread's included (``ThreadLocals/loop``
+        // mirrors only the loops of other threads).
+        if answerGap < .infinity { PortRunLoop.existingForCurrentThread()?.noteAnswer(after: answerGap) }
         return read
     }
 
