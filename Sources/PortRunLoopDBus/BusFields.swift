@@ -75,12 +75,16 @@ public struct BusFields: Sendable, Equatable, RandomAccessCollection, Expressibl
     }
 
     /// The first key of `entries` that comes a second time, or nil. Linear: a few entries are
-    /// compared pairwise (no hashing), more through a set.
-    package static func repeatedKey(in entries: [Element]) -> String? {
+    /// compared pairwise (no hashing), more through a set. With `keysAreASCII` (the caller knows
+    /// every key is ASCII, as a reader of the wire does), two keys of different byte counts are
+    /// told apart by their counts alone: `==` follows canonical equivalence, under which ASCII
+    /// strings are equal only byte for byte.
+    package static func repeatedKey(in entries: [Element], keysAreASCII: Bool = false) -> String? {
         if entries.count <= 8 {
             for index in entries.indices.dropFirst() {
                 let key = entries[index].key
-                if entries[..<index].contains(where: { $0.key == key }) { return key }
+                let count = keysAreASCII ? key.utf8.count : -1
+                if entries[..<index].contains(where: { (count < 0 || $0.key.utf8.count == count) && $0.key == key }) { return key }
             }
             return nil
         }

@@ -7,14 +7,13 @@ extension BusNotificationCenter: TransportDelegate {
     /// suspension behaviour.
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportReceived(_ envelope: NotificationEnvelope) {
+    @_spi(Transport) public func transportReceived(_ envelope: consuming NotificationEnvelope) {
         let records = state.withLock { state in
             state.metrics.received += 1
             return state.observations
         }
         let suspended = loopState.suspended
         var delivered = 0, dropped = 0, coalesced = 0, overflowed = 0
-        var envelope = envelope
         for record in records where record.wants(envelope) {
             // The userInfo in the form this observation takes, made once for all of them.
             if let fields = record.wantsFields { envelope.provideUserInfo(asFields: fields) }
@@ -34,10 +33,10 @@ extension BusNotificationCenter: TransportDelegate {
                     record.held.remove(at: index)
                     coalesced += 1
                 }
-                record.held.append(envelope)
+                record.held.append(copy envelope) // held: the rare, suspended path
             case .hold:
                 if record.held.count < heldNotificationLimit {
-                    record.held.append(envelope)
+                    record.held.append(copy envelope) // held: the rare, suspended path
                 } else {
                     overflowed += 1
                     if !record.overflowReported {
@@ -119,10 +118,22 @@ extension BusNotificationCenter: TransportDelegate {
     /// Hands `envelope` to `record`'s target.
     func deliver(_ envelope: NotificationEnvelope, to record: BusObservationRecord) {
         switch record.target {
+        // The two handler forms are spelled out rather than shared through a generic helper: a
+        // handler passed as a generic `(Value) -> Void` is wrapped in a thunk, one allocation per
+        // delivery. Inline when the loop is the current thread (the center's loop delivering to
+        // itself), as `run(on:for:_:)` would, but without making a closure.
         case .handler(let loop, let handler):
-            call(handler, with: envelope, as: { $0.notification }, on: loop, for: record)
+            if loop.isCurrentThread {
+                if record.isActive { handler(envelope.notification) }
+            } else {
+                run(on: loop, for: record) { handler(envelope.notification) }
+            }
         case .fields(let loop, let handler):
-            call(handler, with: envelope, as: { $0.busNotification }, on: loop, for: record)
+            if loop.isCurrentThread {
+                if record.isActive { handler(envelope.busNotification) }
+            } else {
+                run(on: loop, for: record) { handler(envelope.busNotification) }
+            }
         case .observer(let loop, let box, let handler):
             run(on: loop, for: record) { [weak self] in
                 guard let observer = box.object else {
@@ -137,19 +148,6 @@ extension BusNotificationCenter: TransportDelegate {
         case .signal, .disconnection:
             break
         }
-    }
-
-    /// Calls `handler` with `envelope` in the form `form` makes, on `loop`'s thread, if `record` is
-    /// still active then: inline, as ``run(on:for:_:)`` would, but without making a closure, when
-    /// that is the current thread (the center's loop delivering to itself); else queued in order.
-    private func call<Value>(_ handler: @escaping @Sendable (Value) -> Void, with envelope: NotificationEnvelope,
-                             as form: @escaping @Sendable (NotificationEnvelope) -> Value, on loop: PortRunLoop,
-                             for record: BusObservationRecord) {
-        if loop.isCurrentThread {
-            if record.isActive { handler(form(envelope)) }
-            return
-        }
-        run(on: loop, for: record) { handler(form(envelope)) }
     }
 
     /// Runs `body` on `loop`'s thread if `record` is still active then: inline when that is the

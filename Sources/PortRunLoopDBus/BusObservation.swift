@@ -1,5 +1,6 @@
 import Foundation
 import PortRunLoopKit
+import Synchronization
 
 /// The token for one observation of a ``BusNotificationCenter``. The observation ends on
 /// ``remove()``, on the center's `removeObserver`, or when the token is released (keep it).
@@ -66,8 +67,9 @@ final class WeakObserver: @unchecked Sendable {
 /// it holds while the center is suspended.
 ///
 /// Thread-safety: `@unchecked Sendable`: `filter`, `target`, `subscription` and `label` are
-/// immutable; `active` and `disconnectionReported` are guarded by their locks; `held` and `overflowReported` are touched on the
-/// center's loop thread only (hence `@exclusivity(unchecked)`: no dynamic check per delivery).
+/// immutable; `active` is an atomic and `disconnectionReported` is guarded by its lock; `held` and
+/// `overflowReported` are touched on the center's loop thread only (hence `@exclusivity(unchecked)`:
+/// no dynamic check per delivery).
 final class BusObservationRecord: @unchecked Sendable {
     enum Filter {
         case notifications(name: String?, object: String?, behavior: BusSuspensionBehavior)
@@ -88,7 +90,8 @@ final class BusObservationRecord: @unchecked Sendable {
     let target: Target
     let subscription: TransportSubscriptionToken?
     let label: String
-    private let active = Locked(true)
+    /// Read on every delivery: an atomic, not a lock (cleared once, never set again).
+    private let active = Atomic(true)
     private let disconnectionReported = Locked(false)
     @exclusivity(unchecked) var held: [NotificationEnvelope] = []
     @exclusivity(unchecked) var overflowReported = false
@@ -100,15 +103,12 @@ final class BusObservationRecord: @unchecked Sendable {
         self.label = label
     }
 
-    var isActive: Bool { active.withLock { $0 } }
+    var isActive: Bool { active.load(ordering: .acquiring) }
 
     /// Marks the observation ended; true for the call that ended it.
     @discardableResult
     func deactivate() -> Bool {
-        active.withLock { value in
-            defer { value = false }
-            return value
-        }
+        active.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     /// True the first time only (a disconnection observer hears once).

@@ -44,10 +44,11 @@ extension RedisBinaryPayload {
         private mutating func fields(count: Int, depth: Int, at: Int?) throws(MalformedPayload) -> BusFields {
             var entries: [BusFields.Element] = []
             entries.reserveCapacity(count)
+            var keysAreASCII = true
             for _ in 0..<count {
-                entries.append((try string(), try value(depth: depth)))
+                entries.append((try string(ascii: &keysAreASCII), try value(depth: depth)))
             }
-            if let key = BusFields.repeatedKey(in: entries) {
+            if let key = BusFields.repeatedKey(in: entries, keysAreASCII: keysAreASCII) {
                 throw .binary(at.map { "dictionary key \"\(key)\" twice at byte \($0)" } ?? "userInfo key \"\(key)\" twice")
             }
             return BusFields(uniqueEntries: entries)
@@ -84,17 +85,24 @@ extension RedisBinaryPayload {
             }
         }
 
+        // The primitives below are inlined into the reader's few callers, each with its check: the
+        // message of a failure is made out of line (`truncated(wanting:)`), so that the common
+        // path is a compare, a load and an add.
+
+        @inline(__always)
         private mutating func byte() throws(MalformedPayload) -> UInt8 {
-            guard offset < bytes.count else { throw .binary("truncated at byte \(offset)") }
+            guard offset < bytes.count else { throw truncated(wanting: 1) }
             defer { offset += 1 }
-            return bytes[offset]
+            return bytes.load(fromByteOffset: offset, as: UInt8.self)
         }
 
+        @inline(__always)
         private mutating func word() throws(MalformedPayload) -> UInt64 {
             let region = try span(8)
             return UInt64(littleEndian: region.loadUnaligned(as: UInt64.self))
         }
 
+        @inline(__always)
         private mutating func length() throws(MalformedPayload) -> Int {
             let region = try span(4)
             return Int(UInt32(littleEndian: region.loadUnaligned(as: UInt32.self)))
@@ -111,28 +119,45 @@ extension RedisBinaryPayload {
             return count
         }
 
-        /// The next `count` bytes.
+        /// The next `count` bytes (`count` ≥ 0: a length read is a `UInt32`).
+        @inline(__always)
         private mutating func span(_ count: Int) throws(MalformedPayload) -> UnsafeRawBufferPointer {
-            guard count <= bytes.count - offset else {
-                throw .binary("\(count) bytes wanted at byte \(offset), \(bytes.count - offset) left")
-            }
+            guard count <= bytes.count - offset else { throw truncated(wanting: count) }
             defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+            // In bounds as just checked, so without the slice's own checks.
+            return UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + offset }, count: count)
+        }
+
+        /// The error for `count` bytes wanted where fewer are left.
+        @inline(never)
+        private func truncated(wanting count: Int) -> MalformedPayload {
+            .binary("\(count) bytes wanted at byte \(offset), \(bytes.count - offset) left")
         }
 
         private mutating func string() throws(MalformedPayload) -> String {
-            let at = offset
-            let utf8 = try span(try length()).assumingMemoryBound(to: UInt8.self)
-            // ASCII (the common case) is valid UTF-8 as it is: made without the generic validator.
             var ascii = true
-            for byte in utf8 where byte >= 0x80 {
-                ascii = false
-                break
+            return try string(ascii: &ascii)
+        }
+
+        /// A string; `ascii` is set to false when it is not ASCII (and left as it was otherwise).
+        private mutating func string(ascii: inout Bool) throws(MalformedPayload) -> String {
+            let at = offset
+            let region = try span(try length())
+            let utf8 = region.assumingMemoryBound(to: UInt8.self)
+            // ASCII (the common case) is valid UTF-8 as it is: made without the generic validator.
+            if isASCII(region) {
+                // Copied in place: a short string (≤ 15 bytes, most keys and names) is then made
+                // inline without the out-of-line validation `String(decoding:as:)` runs.
+                return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+                    guard let source = utf8.baseAddress, let target = buffer.baseAddress else { return 0 }
+                    target.update(from: source, count: utf8.count)
+                    return utf8.count
+                }
             }
-            if ascii { return String(decoding: utf8, as: UTF8.self) }
             guard let string = String(validating: utf8, as: UTF8.self) else {
                 throw .binary("a string at byte \(at) is not UTF-8")
             }
+            ascii = false
             return string
         }
 
@@ -147,7 +172,7 @@ extension RedisBinaryPayload {
 /// Whether `bytes` are well-formed UTF-8 (without making a string of them): ASCII (a sender's
 /// name, the common case) by a plain scan, anything else by the standard library's parser.
 func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    if !bytes.contains(where: { $0 >= 0x80 }) { return true }
+    if isASCII(bytes) { return true }
     var parser = Unicode.UTF8.ForwardParser()
     var iterator = bytes.makeIterator()
     while true {
@@ -157,4 +182,20 @@ func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         case .error: return false
         }
     }
+}
+
+/// Whether every byte is below 0x80: eight bytes per load and test, then the rest one by one.
+@inline(__always)
+func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let base = bytes.baseAddress else { return true }
+    var offset = 0
+    while offset + 8 <= bytes.count {
+        if base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        offset += 8
+    }
+    while offset < bytes.count {
+        if base.load(fromByteOffset: offset, as: UInt8.self) >= 0x80 { return false }
+        offset += 1
+    }
+    return true
 }

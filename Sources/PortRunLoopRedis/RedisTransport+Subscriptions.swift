@@ -213,7 +213,7 @@ extension RedisTransport {
     func drain() {
         let state = loopState
         state.drainScheduled = false
-        var messages: [IncomingMessage] = []
+        var messages: [IncomingMessage?] = []
         swap(&messages, &state.spareInbox) // uniquely referenced, so the inbox appends in place
         swap(&messages, &state.inbox)
         defer {
@@ -224,14 +224,18 @@ extension RedisTransport {
         // Counted before delivery: an observer that sees a notification sees the counts of
         // everything read before it.
         var malformed = 0
-        for case .malformed in messages { malformed += 1 }
+        for case .malformed? in messages { malformed += 1 }
         shared.withLock { shared in
             shared.metrics.received += messages.count
             shared.metrics.malformed += malformed
         }
         let delegate = delegate
-        for message in messages {
-            switch message {
+        // Each message is moved out of its slot and its envelope handed over to the center: no
+        // copy of it, and emptying the batch then releases nothing.
+        for index in messages.indices {
+            switch messages[index].take() {
+            case nil:
+                continue
             case .notification(let envelope):
                 delegate?.transportReceived(envelope)
             case .malformed(let channel, let reason):

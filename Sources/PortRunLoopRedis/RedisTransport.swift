@@ -73,10 +73,11 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var startWaiters: [LoopWaiter] = []
         /// Callers of ``flush(timeout:)``, in the order of their PINGs on the publisher.
         var flushWaiters: [LoopWaiter] = []
-        /// Messages read, waiting for the common-mode drain that hands them to the delegate.
-        @exclusivity(unchecked) var inbox: [IncomingMessage] = []
+        /// Messages read, waiting for the common-mode drain that hands them to the delegate (each
+        /// slot optional so that the drain can move its message out, leaving nil).
+        @exclusivity(unchecked) var inbox: [IncomingMessage?] = []
         /// The inbox's previous storage, swapped back in by the next drain.
-        @exclusivity(unchecked) var spareInbox: [IncomingMessage] = []
+        @exclusivity(unchecked) var spareInbox: [IncomingMessage?] = []
         /// The last channel's name, reused while messages keep coming on that channel.
         @exclusivity(unchecked) var channelNames = RedisChannelNaming.NameCache()
         /// PUBLISH replies read and not yet added to the metrics.

@@ -61,13 +61,65 @@ import PortRunLoopTestSupport
         var many = Bytes.header(count: 12)
         for index in 0..<11 { many.str("k\(index)"); many.u8(0x06) }
         many.str("k3"); many.u8(0x05)
+        // Two ASCII keys of one length that differ only in their last byte, then the same key
+        // spelled twice in canonically equal forms ("é" precomposed, and "e" with a combining
+        // accent: different bytes and byte counts, one key as a Swift string compares them).
+        var sameLength = Bytes.header(count: 3)
+        for key in ["key-a", "key-b", "key-a"] { sameLength.str(key); sameLength.u8(0x06) }
+        var equivalent = Bytes.header(count: 2)
+        for key in ["caf\u{E9}", "cafe\u{301}"] { equivalent.str(key); equivalent.u8(0x06) }
         let raw = try RawRedisClient(port: fixture.server.port)
-        #expect(try raw.publish("portrunloop.notification.bad", nested.bytes) == 1)
-        #expect(try raw.publish("portrunloop.notification.bad", many.bytes) == 1)
+        for payload in [nested, many, sameLength, equivalent] {
+            #expect(try raw.publish("portrunloop.notification.bad", payload.bytes) == 1)
+        }
         try fixture.center.post(name: .init("good"), fields: ["n": 3])
         #expect(typed.wait(for: 1))
         #expect(typed.values == [3])
-        #expect(fixture.center.metrics.malformedDropped == 2)
+        #expect(fixture.center.metrics.malformedDropped == 4)
+        observation.remove()
+    }
+
+    /// Keys and string values of every length from 0 to 40 bytes (each side of the inline-string
+    /// limit, 15 bytes, and of the reader's 8-byte ASCII scan), ASCII or with one non-ASCII
+    /// character at any position, arrive as posted; the same bytes made invalid UTF-8 at any
+    /// position are a counted drop.
+    @Test func stringsOfEveryLengthArriveIntactAndInvalidOnesAreDropped() throws {
+        let fixture = try RedisFixture()
+        defer { fixture.shutDown() }
+        let typed = Collector<BusFields>()
+        let observation = try fixture.center.addFieldsObserver(forName: .init("lengths"), on: fixture.thread.loop) {
+            typed.append($0.fields)
+        }
+        var expected: [BusFields] = []
+        for length in 0...40 {
+            let ascii = String(repeating: "k", count: length)
+            var fields: BusFields = ["\(ascii)-key": .string(ascii)]
+            for position in stride(from: 0, to: length, by: 3) {
+                var characters = Array(ascii)
+                characters[position] = "\u{E9}"
+                fields["\(String(characters))-\(position)"] = .string(String(characters))
+            }
+            try fixture.center.post(name: .init("lengths"), fields: fields)
+            expected.append(fields)
+        }
+        typealias Bytes = RedisBinaryPayloadTests.Bytes
+        let raw = try RawRedisClient(port: fixture.server.port)
+        var invalid = 0
+        for length in [1, 7, 8, 9, 15, 16, 17, 31] {
+            for position in [0, length / 2, length - 1] {
+                var bytes = [UInt8](repeating: UInt8(ascii: "k"), count: length)
+                bytes[position] = 0xFF // never valid in UTF-8
+                var payload = Bytes.header(count: 1)
+                payload.u32(length); payload.bytes += bytes; payload.u8(0x06)
+                #expect(try raw.publish("portrunloop.notification.lengths", payload.bytes) == 1)
+                invalid += 1
+            }
+        }
+        try fixture.center.post(name: .init("lengths"), fields: ["last": true])
+        expected.append(["last": true])
+        #expect(typed.wait(for: expected.count))
+        #expect(typed.values == expected)
+        #expect(fixture.center.metrics.malformedDropped == invalid)
         observation.remove()
     }
 }

@@ -73,8 +73,9 @@ public struct TransportSubscriptionToken: Sendable, Hashable {
 /// Thread-safety: called on the transport's loop thread only.
 @_spi(Transport)
 public protocol TransportDelegate: AnyObject, Sendable {
-    /// A distributed notification arrived.
-    func transportReceived(_ envelope: NotificationEnvelope)
+    /// A distributed notification arrived (handed over: the center keeps or drops it without a
+    /// copy).
+    func transportReceived(_ envelope: consuming NotificationEnvelope)
     /// Whether any observation takes raw bus signals: a transport makes a ``BusSignal`` for
     /// ``transportReceived(_:)`` only while this is true (read on the loop thread, per
     /// message).
