@@ -32,14 +32,19 @@ extension PortRunLoop {
     ///
     /// When the process already handed its main thread to `dispatchMain()` (an `async` `main`, or
     /// a test runner), libdispatch serves the main queue itself and has no handle (-1): then there
-    /// is nothing to watch, and the main loop is left as it is.
+    /// is nothing to watch, and the main loop is left as it is. `dispatchMain()` disposes of the
+    /// handle (closes the eventfd) when the main thread enters it, which can happen while another
+    /// thread makes the main loop: so the handle is asked for again after watching it, and a
+    /// handle gone meanwhile leaves nothing watched (the watch refused as not open, or cancelled).
     ///
-    /// Called once, when the main loop is created (from any thread).
-    func drainingMainDispatchQueue() -> PortRunLoop {
-        let fd = _dispatchGetMainQueueHandle()
+    /// Called once, when the main loop is created (from any thread). `handle` is
+    /// `_dispatch_get_main_queue_handle_4CF` (a parameter for the tests of that race).
+    func drainingMainDispatchQueue(handle: () -> Int32 = { _dispatchGetMainQueueHandle() }) -> PortRunLoop {
+        let fd = handle()
         guard fd >= 0 else { return self }
+        let source: FileDescriptorSource
         do {
-            _ = try watch(fileDescriptor: fd, for: .read, inModes: [.common]) { _ in
+            source = try watch(fileDescriptor: fd, for: .read, inModes: [.common]) { _ in
                 // Reset the eventfd first (libdispatch never reads it), then drain: work queued
                 // during the drain writes it again, so nothing is missed.
                 var counter: UInt64 = 0
@@ -47,8 +52,12 @@ extension PortRunLoop {
                 _dispatchMainQueueCallback(nil)
             }
         } catch {
+            // Closed by `dispatchMain()` between the two calls: libdispatch serves the queue.
+            guard handle() >= 0 else { return self }
             fatalError("PortRunLoop: could not watch libdispatch's main-queue eventfd \(fd): \(error)")
         }
+        // Closed by `dispatchMain()` right after it was watched: the number may be reused.
+        if handle() < 0 { source.cancel() }
         return self
     }
 }
