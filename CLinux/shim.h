@@ -255,6 +255,7 @@ static inline int portrunloop_is_socket(unsigned mode) { return S_ISSOCK(mode); 
 __attribute__((weak)) _Thread_local void *portrunloop_tls_loop = 0;
 __attribute__((weak)) _Thread_local unsigned char portrunloop_tls_main_marker = 0;
 __attribute__((weak)) _Thread_local void *portrunloop_tls_running_job = 0;
+__attribute__((weak)) _Thread_local void *portrunloop_tls_main_loop = 0;
 
 /// The calling thread's loop (unretained), or NULL.
 static inline void *portrunloop_thread_loop(void) { return portrunloop_tls_loop; }
@@ -267,5 +268,10 @@ static inline void portrunloop_set_main_marker(unsigned char marker) { portrunlo
 /// The loop whose executor job the calling thread is running (unretained), or NULL.
 static inline void *portrunloop_running_job(void) { return portrunloop_tls_running_job; }
 static inline void portrunloop_set_running_job(void *loop) { portrunloop_tls_running_job = loop; }
+
+/// The main loop (unretained; it lives as long as the process), on the main thread once it asked
+/// for it; NULL on every other thread.
+static inline void *portrunloop_main_loop(void) { return portrunloop_tls_main_loop; }
+static inline void portrunloop_set_main_loop(void *loop) { portrunloop_tls_main_loop = loop; }
 
 #endif

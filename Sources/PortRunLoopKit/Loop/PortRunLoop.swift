@@ -394,16 +394,28 @@ extension PortRunLoop {
     /// main thread (not known yet, or known to be).
     @inline(never)
     private static func noteMessageSentFromMainThread() {
-        if System.isMainThread(), mainLoopMade.load(ordering: .acquiring) {
-            mainLoop.inConversation = true
+        guard System.isMainThread() else { return }
+        if let loop = ThreadLocals.mainLoop {
+            loop.inConversation = true
+        } else if mainLoopMade.load(ordering: .acquiring) {
+            mainLoopOnMainThread().inConversation = true
         }
     }
 
     /// The calling thread's loop if it already has one (never creates one, except the main loop
     /// on the main thread).
     static func existingForCurrentThread() -> PortRunLoop? {
-        if System.isMainThread() { return mainLoop }
+        if System.isMainThread() { return mainLoopOnMainThread() }
         return registeredForCurrentThread()
+    }
+
+    /// ``mainLoop``, called on the main thread: from the thread-local kept there after the first
+    /// call (``ThreadLocals/mainLoop``), not through the global's `swift_once` on every call.
+    private static func mainLoopOnMainThread() -> PortRunLoop {
+        if let loop = ThreadLocals.mainLoop { return loop }
+        let loop = mainLoop
+        ThreadLocals.mainLoop = loop
+        return loop
     }
 
     /// The loop registered for the calling thread, if any; never the main loop. Read from the

@@ -29,6 +29,16 @@ enum ThreadLocals {
         set { portrunloop_set_main_marker(newValue.map { $0 ? 1 : 2 } ?? 0) }
     }
 
+    /// On the main thread, the main loop once this thread asked for it (unretained: the main loop
+    /// lives as long as the process); nil on every other thread. Read instead of the main loop's
+    /// lazily made global, whose every access is a `swift_once` call.
+    static var mainLoop: PortRunLoop? {
+        @inline(__always) get {
+            portrunloop_main_loop().map { Unmanaged<PortRunLoop>.fromOpaque($0).takeUnretainedValue() }
+        }
+        set { portrunloop_set_main_loop(newValue.map { Unmanaged.passUnretained($0).toOpaque() }) }
+    }
+
     /// The loop whose executor job the calling thread is running (unretained; set and reset
     /// around the job by ``RunningExecutorJob``), or nil.
     static var runningJob: UnsafeMutableRawPointer? {
