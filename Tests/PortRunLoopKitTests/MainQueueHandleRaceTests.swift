@@ -12,7 +12,7 @@ import Glibc
 /// `_dispatch_get_main_queue_handle_4CF` on a loop of its own.
 @Suite(.timeLimit(.minutes(1))) struct MainQueueHandleRaceTests {
     /// Answers `first` once, then -1 (disposed). Used by the test's thread only.
-    private final class Handle: @unchecked Sendable {
+    private final class Handle {
         private var answers: [Int32]
         private(set) var asked = 0
         init(first: Int32) { answers = [first] }
@@ -22,42 +22,46 @@ import Glibc
         }
     }
 
-    private func watchedSources(of loop: PortRunLoop) throws -> Int {
-        try loop.performAndWait { loop.fdSources.count }
+    /// Makes a loop, then a pipe (so that its numbers are not the loop's own), closed at once with
+    /// `closingThePipeFirst`, and runs the main-queue drain's set-up on the loop with the stand-in
+    /// `stand` makes from the pipe's read end; returns how many fd sources the loop watches then.
+    private func watchedSources(closingThePipeFirst: Bool = false, stand: (Int32) -> () -> Int32) throws -> Int {
+        let thread = try RunLoopThread(name: "main-queue-handle")
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            thread.stop()
+            throw POSIXError(.EMFILE)
+        }
+        if closingThePipeFirst { close(ends[0]); close(ends[1]) }
+        _ = thread.loop.drainingMainDispatchQueue(handle: stand(ends[0]))
+        let watched = Result { try thread.loop.performAndWait { thread.loop.fdSources.count } }
+        thread.stop() // before the pipe is closed: a source still watching it ends with the loop
+        if !closingThePipeFirst { close(ends[0]); close(ends[1]) }
+        return try watched.get()
     }
 
     @Test func aHandleClosedBeforeItIsWatchedLeavesNothingWatched() throws {
-        let thread = try RunLoopThread(name: "handle-closed-before")
-        defer { thread.stop() }
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        close(ends[0])
-        close(ends[1]) // the number the handle had is not open any more
-        let handle = Handle(first: ends[0])
-        _ = thread.loop.drainingMainDispatchQueue(handle: handle.next)
-        #expect(handle.asked == 2) // asked again after the refused watch, which it did not crash on
-        #expect(try watchedSources(of: thread.loop) == 0)
+        var handle: Handle?
+        // The number the handle had is not open any more when it is watched.
+        let watched = try watchedSources(closingThePipeFirst: true) { fd in
+            handle = Handle(first: fd)
+            return handle!.next
+        }
+        #expect(watched == 0)
+        #expect(handle?.asked == 2) // asked again after the refused watch, which it did not crash on
     }
 
     @Test func aHandleClosedRightAfterItIsWatchedIsUnwatched() throws {
-        let thread = try RunLoopThread(name: "handle-closed-after")
-        defer { thread.stop() }
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        let handle = Handle(first: ends[0])
-        _ = thread.loop.drainingMainDispatchQueue(handle: handle.next)
-        #expect(handle.asked == 2)
-        #expect(try watchedSources(of: thread.loop) == 0)
+        var handle: Handle?
+        let watched = try watchedSources { fd in
+            handle = Handle(first: fd)
+            return handle!.next
+        }
+        #expect(watched == 0)
+        #expect(handle?.asked == 2)
     }
 
     @Test func aHandleThatStaysIsWatched() throws {
-        let thread = try RunLoopThread(name: "handle-stays")
-        defer { thread.stop() }
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        _ = thread.loop.drainingMainDispatchQueue(handle: { ends[0] })
-        #expect(try watchedSources(of: thread.loop) == 1)
+        #expect(try watchedSources { fd in { fd } } == 1)
     }
 }
