@@ -10,8 +10,8 @@ import Foundation
     private let lock = NSLock()
     /// Guarded by `lock`. `@exclusivity(unchecked)`: the lock already makes every access
     /// exclusive, and a nested `withLock` on one thread blocks in `lock()` before it could reach
-    /// the value, so the runtime's dynamic check (`swift_beginAccess`, ~100 instructions) could
-    /// never fire; it ran on every call, several times per notification delivered.
+    /// the value, so the runtime's dynamic check (`swift_beginAccess`, ~100 instructions) can
+    /// never fire, and would run on every call, several times per notification delivered.
     @exclusivity(unchecked) private var value: Value
 
     /// A lock around `value`.
