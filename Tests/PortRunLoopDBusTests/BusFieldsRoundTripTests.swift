@@ -40,6 +40,33 @@ import PortRunLoopTestSupport
         a.remove(); b.remove()
     }
 
+    /// Containers larger than the reader's initial room (a userInfo of 100 entries, a list of 50, a
+    /// dictionary of 20 inside, a list of lists) arrive whole and in order, in both forms.
+    @Test func largeContainersArriveWhole() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        var fields = BusFields()
+        for index in 0..<100 { fields["key\(index)"] = .int(index) }
+        fields["list"] = .array((0..<50).map { .int($0) })
+        var inner = BusFields()
+        for index in 0..<20 { inner["inner\(index)"] = .string("value \(index)") }
+        fields["dictionary"] = .dictionary(inner)
+        fields["lists"] = .array((0..<6).map { row in .array((0..<6).map { .int(row * 6 + $0) }) })
+        let typed = Collector<BusFields>()
+        let plain = Collector<Int>()
+        let a = try fixture.center.addFieldsObserver(forName: .init("fields.large"), on: fixture.thread.loop) { typed.append($0.fields) }
+        let b = try fixture.center.addObserver(forName: .init("fields.large"), on: fixture.thread.loop) { note in
+            let info = note.userInfo ?? [:]
+            plain.append(info.count + ((info["list"] as? [Any])?.count ?? 0) + ((info["dictionary"] as? [String: Any])?.count ?? 0))
+        }
+        try fixture.center.post(name: .init("fields.large"), fields: fields)
+        #expect(typed.wait(for: 1))
+        #expect(plain.wait(for: 1))
+        #expect(typed.values == [fields])
+        #expect(plain.values == [103 + 50 + 20])
+        a.remove(); b.remove()
+    }
+
     @Test func aPropertyListPostArrivesAsFields() throws {
         let fixture = try BusFixture()
         defer { fixture.shutDown() }

@@ -30,8 +30,7 @@ enum NotificationSignalReader {
             dbus_message_iter_recurse(&iter, &entries)
             if dbus_message_iter_get_arg_type(&entries) == DBusTypeCode.dictEntry {
                 var foreignKeys = false
-                guard let fields = fields(&entries, count: Int(dbus_message_iter_get_element_count(&iter)),
-                                          foreignKeys: &foreignKeys) else { return .failure(.userInfo) }
+                guard let fields = fields(&entries, foreignKeys: &foreignKeys) else { return .failure(.userInfo) }
                 if foreignKeys {
                     // A dictionary inside keyed by something else than strings: its property-list
                     // form is read as such (``value(_:)``), not made from the fields' array.
@@ -53,12 +52,18 @@ enum NotificationSignalReader {
                                              payload: payload, deliverImmediately: immediately))
     }
 
+    /// Room reserved for a container's elements before they are read: libdbus counts a
+    /// container's elements only by walking them (`dbus_message_iter_get_element_count`, ~1,800
+    /// instructions for a two-entry userInfo, a fifth of the whole read), so a container is read
+    /// once, into storage that grows past this when it must.
+    private static let expectedElements = 4
+
     /// The `{s…}` entries from `iter` on as fields (a key given twice: the later value), or nil
     /// when a value has no property-list form. `foreignKeys` is set when a dictionary inside is
     /// keyed by something else than strings.
-    private static func fields(_ iter: inout DBusMessageIter, count: Int, foreignKeys: inout Bool) -> BusFields? {
+    private static func fields(_ iter: inout DBusMessageIter, foreignKeys: inout Bool) -> BusFields? {
         var entries: [BusFields.Element] = []
-        entries.reserveCapacity(count)
+        entries.reserveCapacity(expectedElements)
         let complete = forEachEntry(&iter) { key, pair in
             guard let value = fieldValue(&pair, foreignKeys: &foreignKeys) else { return false }
             entries.append((key, value))
@@ -90,22 +95,21 @@ enum NotificationSignalReader {
         case DBusTypeCode.structure:
             var items = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &items)
-            return fieldList(&items, capacity: 0, foreignKeys: &foreignKeys).map { .array($0) }
+            return fieldList(&items, foreignKeys: &foreignKeys).map { .array($0) }
         case DBusTypeCode.array:
             let element = dbus_message_iter_get_element_type(&iter)
             var items = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &items)
             if element == DBusTypeCode.byte { return .data(bytes(&items)) }
-            let count = Int(dbus_message_iter_get_element_count(&iter))
             guard element == DBusTypeCode.dictEntry else {
-                return fieldList(&items, capacity: count, foreignKeys: &foreignKeys).map { .array($0) }
+                return fieldList(&items, foreignKeys: &foreignKeys).map { .array($0) }
             }
             guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
-            if stringKeys { return fields(&items, count: count, foreignKeys: &foreignKeys).map { .dictionary($0) } }
+            if stringKeys { return fields(&items, foreignKeys: &foreignKeys).map { .dictionary($0) } }
             // Keys of another type: keys and values alternating (see BusFieldValue.array).
             foreignKeys = true
             var alternating: [BusFieldValue] = []
-            alternating.reserveCapacity(2 * count)
+            alternating.reserveCapacity(2 * expectedElements)
             while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
                 var pair = DBusMessageIter()
                 dbus_message_iter_recurse(&items, &pair)
@@ -122,9 +126,9 @@ enum NotificationSignalReader {
     }
 
     /// The field values from `iter` to the end of its container.
-    private static func fieldList(_ iter: inout DBusMessageIter, capacity: Int, foreignKeys: inout Bool) -> [BusFieldValue]? {
+    private static func fieldList(_ iter: inout DBusMessageIter, foreignKeys: inout Bool) -> [BusFieldValue]? {
         var out: [BusFieldValue] = []
-        out.reserveCapacity(capacity)
+        out.reserveCapacity(expectedElements)
         while dbus_message_iter_get_arg_type(&iter) != DBusTypeCode.invalid {
             guard let item = fieldValue(&iter, foreignKeys: &foreignKeys) else { return nil }
             out.append(item)
@@ -217,7 +221,7 @@ enum NotificationSignalReader {
         case DBusTypeCode.structure:
             var fields = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &fields)
-            return list(&fields, capacity: 0)
+            return list(&fields)
         case DBusTypeCode.array:
             return array(&iter)
         default:
@@ -232,11 +236,10 @@ enum NotificationSignalReader {
         var items = DBusMessageIter()
         dbus_message_iter_recurse(&iter, &items)
         if element == DBusTypeCode.byte { return bytes(&items) }
-        let count = Int(dbus_message_iter_get_element_count(&iter))
-        guard element == DBusTypeCode.dictEntry else { return list(&items, capacity: count) }
+        guard element == DBusTypeCode.dictEntry else { return list(&items) }
         guard let stringKeys = hasStringKeys(dictionary: &iter, entries: &items) else { return nil }
         if stringKeys {
-            var out: [String: Any] = Dictionary(minimumCapacity: count)
+            var out: [String: Any] = Dictionary(minimumCapacity: expectedElements)
             let complete = forEachEntry(&items) { key, pair in
                 guard let item = value(&pair) else { return false }
                 out[key] = item
@@ -244,7 +247,7 @@ enum NotificationSignalReader {
             }
             return complete ? out : nil
         }
-        var out: [AnyHashable: Any] = Dictionary(minimumCapacity: count)
+        var out: [AnyHashable: Any] = Dictionary(minimumCapacity: expectedElements)
         while dbus_message_iter_get_arg_type(&items) == DBusTypeCode.dictEntry {
             var pair = DBusMessageIter()
             dbus_message_iter_recurse(&items, &pair)
@@ -280,9 +283,9 @@ enum NotificationSignalReader {
     }
 
     /// The values from `iter` to the end of its container.
-    private static func list(_ iter: inout DBusMessageIter, capacity: Int) -> [Any]? {
+    private static func list(_ iter: inout DBusMessageIter) -> [Any]? {
         var out: [Any] = []
-        out.reserveCapacity(capacity)
+        out.reserveCapacity(expectedElements)
         while dbus_message_iter_get_arg_type(&iter) != DBusTypeCode.invalid {
             guard let item = value(&iter) else { return nil }
             out.append(item)
