@@ -148,11 +148,7 @@ extension RedisBinaryPayload {
             if isASCII(region) {
                 // Copied in place: a short string (≤ 15 bytes, most keys and names) is then made
                 // inline without the out-of-line validation `String(decoding:as:)` runs.
-                return String(unsafeUninitializedCapacity: utf8.count) { buffer in
-                    guard let source = utf8.baseAddress, let target = buffer.baseAddress else { return 0 }
-                    target.update(from: source, count: utf8.count)
-                    return utf8.count
-                }
+                return String(unsafeUninitializedCapacity: utf8.count) { $0.initialize(fromContentsOf: utf8) }
             }
             guard let string = String(validating: utf8, as: UTF8.self) else {
                 throw .binary("a string at byte \(at) is not UTF-8")

@@ -365,7 +365,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         condition.broadcast()
         // The reading loop is this thread's, the main thread's included (``ThreadLocals/loop``
-        // mirrors only the loops of other threads).
+        // mirrors the loops of threads other than the main thread).
         if answerGap < .infinity { PortRunLoop.existingForCurrentThread()?.noteAnswer(after: answerGap) }
         return read
     }

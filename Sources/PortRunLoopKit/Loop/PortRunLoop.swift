@@ -394,12 +394,9 @@ extension PortRunLoop {
     /// main thread (not known yet, or known to be).
     @inline(never)
     private static func noteMessageSentFromMainThread() {
-        guard System.isMainThread() else { return }
-        if let loop = ThreadLocals.mainLoop {
-            loop.inConversation = true
-        } else if mainLoopMade.load(ordering: .acquiring) {
-            mainLoopOnMainThread().inConversation = true
-        }
+        // Never makes the main loop: only one already kept here, or already made.
+        guard System.isMainThread(), ThreadLocals.mainLoop != nil || mainLoopMade.load(ordering: .acquiring) else { return }
+        mainLoopOnMainThread().inConversation = true
     }
 
     /// The calling thread's loop if it already has one (never creates one, except the main loop
