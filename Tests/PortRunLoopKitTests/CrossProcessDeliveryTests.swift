@@ -96,6 +96,18 @@ import PortRunLoopTestSupport
         #expect(seen.allSatisfy { $0.bytes == 60000 })
     }
 
+    @Test func messagesLargerThanTheSendersKeptBufferArriveWhole() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // A sender encodes frames of up to 64 KiB in a buffer it keeps; larger ones on their own.
+        let receiver = try Receiver(directory, name: "huge", queueLimit: 8, expecting: 20,
+                                    options: CrossProcessPortOptions(maximumMessageSize: 1 << 20))
+        defer { receiver.stop() }
+        let seen = try probeSends(20, size: 150_000, timeoutMs: 20000, to: receiver, as: "huge", in: directory, seconds: 60)
+        #expect(seen.count == 20)
+        #expect(seen.allSatisfy { $0.bytes == 150_000 })
+    }
+
     @Test func aFullSocketBoundsSendsEvenWithCreditsLeft() throws {
         let directory = NameDirectory()
         defer { directory.remove() }

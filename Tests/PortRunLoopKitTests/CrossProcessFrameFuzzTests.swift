@@ -38,7 +38,9 @@ struct CrossProcessFrameFuzzTests {
     }
 
     private func parse(_ bytes: [UInt8]) -> Result<CrossProcessFrame, FrameError> {
-        bytes.withUnsafeBytes { CrossProcessFrame.parse($0) }
+        bytes.withUnsafeBytes { bytes in
+            do throws(FrameError) { return .success(try CrossProcessFrame.parse(bytes)) } catch { return .failure(error) }
+        }
     }
 
     @Test func validFramesRoundTrip() {

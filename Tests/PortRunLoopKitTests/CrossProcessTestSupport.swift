@@ -163,5 +163,5 @@ func readRawFrame(_ fd: Int32) -> CrossProcessFrame? {
     var buffer = [UInt8](repeating: 0, count: 4096)
     let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
     guard count > 0 else { return nil }
-    return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0).get() }
+    return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0) }
 }

@@ -83,21 +83,33 @@ struct CrossProcessFrame: Equatable {
     /// ``encodedSize(of:)`` bytes, and returns how many: what a sender uses to build a frame in a
     /// buffer it keeps, without allocating per message.
     func encode(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        Self.encode(kind: kind, flags: flags, msgid: msgid, firstID: firstID, secondID: secondID,
+                    descriptorCount: descriptorCount, answerMicroseconds: answerMicroseconds,
+                    components: components, into: buffer)
+    }
+
+    /// ``encode(into:)`` for the frame with these fields, made from them directly: a sender's
+    /// hot path writes its frame without first building a ``CrossProcessFrame`` (whose copy of
+    /// `components` is a retain and a release per message). The one writer of the layout above.
+    static func encode(kind: Kind, flags: Flags, msgid: UInt32, firstID: UInt64, secondID: UInt64,
+                       descriptorCount: UInt8, answerMicroseconds: UInt32, components: [Data],
+                       into buffer: UnsafeMutableRawBufferPointer) -> Int {
         // The size is checked as the lengths are written (the header and the length table first),
         // not computed beforehand: the caller has just computed it to size the buffer.
-        precondition(buffer.count >= Self.headerSize + 4 * components.count, "CrossProcessFrame.encode: the buffer is too small")
+        precondition(buffer.count >= headerSize + 4 * components.count, "CrossProcessFrame.encode: the buffer is too small")
         var offset = 0
         func put<T: FixedWidthInteger>(_ value: T) {
             buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
             offset += MemoryLayout<T>.size
         }
         // Magic, version, kind and flags: the header's first 8 bytes, in one store.
-        put(Self.leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48 | UInt64(descriptorCount) << 56)
+        put(leadingWord | UInt64(kind.rawValue) << 40 | UInt64(flags.rawValue) << 48 | UInt64(descriptorCount) << 56)
         put(msgid)
         put(UInt32(components.count))
         put(firstID)
         put(secondID)
         put(answerMicroseconds)
+        guard !components.isEmpty else { return offset }
         var total = offset + 4 * components.count
         for component in components {
             let count = component.count
@@ -136,51 +148,54 @@ extension CrossProcessFrame {
     static let maximumComponents: UInt32 = 4096
 
     /// Parses one whole frame, checking every field and length: never traps, never reads out of
-    /// bounds; any inconsistency is a ``FrameError``.
-    static func parse(_ bytes: UnsafeRawBufferPointer, maximumComponents: UInt32 = maximumComponents) -> Result<CrossProcessFrame, FrameError> {
-        guard bytes.count >= headerSize else { return .failure(.tooShort(bytes.count)) }
-        guard bytes[0] == magic[0], bytes[1] == magic[1], bytes[2] == magic[2], bytes[3] == magic[3] else {
-            return .failure(.badMagic)
-        }
-        guard bytes[4] == version else { return .failure(.unsupportedVersion(bytes[4])) }
-        guard let kind = Kind(rawValue: bytes[5]) else { return .failure(.unknownKind(bytes[5])) }
-        let rawFlags = bytes[6]
+    /// bounds; any inconsistency is a ``FrameError``, thrown. (Typed throws rather than a
+    /// `Result`: a reader gets the frame itself, not a copy bound out of a `Result` that is then
+    /// destroyed, an outlined copy and two destroys per frame read.)
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumComponents: UInt32 = maximumComponents) throws(FrameError) -> CrossProcessFrame {
+        guard bytes.count >= headerSize else { throw .tooShort(bytes.count) }
+        // The first 8 bytes in one load: magic, version, kind, flags, descriptor count.
+        let leading: UInt64 = load(bytes, 0)
+        guard leading & 0xFFFF_FFFF == leadingWord & 0xFFFF_FFFF else { throw .badMagic }
+        guard leading & 0xFF_FFFF_FFFF == leadingWord else { throw .unsupportedVersion(bytes[4]) }
+        let rawKind = UInt8(truncatingIfNeeded: leading >> 40)
+        guard let kind = Kind(rawValue: rawKind) else { throw .unknownKind(rawKind) }
+        let rawFlags = UInt8(truncatingIfNeeded: leading >> 48)
         let flags = Flags(rawValue: rawFlags)
         let allowed: Flags = kind == .message ? [.request, .replyRoute] : []
-        guard allowed.isSuperset(of: flags) else { return .failure(.badFlags(rawFlags)) }
-        let descriptorCount = bytes[7]
+        guard allowed.isSuperset(of: flags) else { throw .badFlags(rawFlags) }
+        let descriptorCount = UInt8(truncatingIfNeeded: leading >> 56)
         guard descriptorCount == 0 || kind == .message || kind == .reply || kind == .routed else {
-            return .failure(.unexpectedDescriptors(descriptorCount))
+            throw .unexpectedDescriptors(descriptorCount)
         }
         let msgid: UInt32 = load(bytes, 8)
         let count: UInt32 = load(bytes, 12)
         let firstID: UInt64 = load(bytes, 16)
         let secondID: UInt64 = load(bytes, 24)
         let answerMicroseconds: UInt32 = load(bytes, answerOffset) // any value is a time
-        guard count <= maximumComponents else { return .failure(.tooManyComponents(count)) }
+        guard count <= maximumComponents else { throw .tooManyComponents(count) }
         switch kind {
         case .credit:
             guard count == 0, msgid == 0, secondID == 0, firstID > 0, firstID <= UInt64(UInt32.max) else {
-                return .failure(.unexpectedField)
+                throw .unexpectedField
             }
         case .message:
             guard flags.contains(.request) || firstID == 0, flags.contains(.replyRoute) || secondID == 0 else {
-                return .failure(.unexpectedField)
+                throw .unexpectedField
             }
         case .reply, .routed:
-            guard secondID == 0 else { return .failure(.unexpectedField) }
+            guard secondID == 0 else { throw .unexpectedField }
         case .closing:
-            guard count == 0, msgid == 0, firstID == 0, secondID == 0 else { return .failure(.unexpectedField) }
+            guard count == 0, msgid == 0, firstID == 0, secondID == 0 else { throw .unexpectedField }
         }
         let tableEnd = headerSize + 4 * Int(count)
-        guard bytes.count >= tableEnd else { return .failure(.lengthMismatch(expected: tableEnd, actual: bytes.count)) }
+        guard bytes.count >= tableEnd else { throw .lengthMismatch(expected: tableEnd, actual: bytes.count) }
         var total = tableEnd
         for index in 0..<Int(count) {
             let length: UInt32 = load(bytes, headerSize + 4 * index)
             total += Int(length) // at most 4096 * 4 GiB: no overflow in 64 bits
-            guard total <= bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
+            guard total <= bytes.count else { throw .lengthMismatch(expected: total, actual: bytes.count) }
         }
-        guard total == bytes.count else { return .failure(.lengthMismatch(expected: total, actual: bytes.count)) }
+        guard total == bytes.count else { throw .lengthMismatch(expected: total, actual: bytes.count) }
         var components = [Data]()
         if count > 0 { components.reserveCapacity(Int(count)) } // an empty array allocates nothing
         var offset = tableEnd
@@ -191,9 +206,9 @@ extension CrossProcessFrame {
             components.append(Data(bytes: bytes.baseAddress! + offset, count: length))
             offset += length
         }
-        return .success(CrossProcessFrame(kind: kind, flags: flags, msgid: msgid, firstID: firstID,
+        return CrossProcessFrame(kind: kind, flags: flags, msgid: msgid, firstID: firstID,
                                           secondID: secondID, components: components, descriptorCount: descriptorCount,
-                                          answerMicroseconds: answerMicroseconds))
+                                          answerMicroseconds: answerMicroseconds)
     }
 
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// One process connected to a ``PublishedMessagePort``: reads its frames on the publishing loop's
 /// thread and queues its messages in the port, gives its credits back as the loop takes them, and
@@ -7,9 +8,10 @@ import Logging
 ///
 /// Credits: the connection starts with ``PublisherParameters/credits`` (the port's queue limit).
 /// `outstanding` counts the peer's messages whose credit has not been sent back; a message beyond
-/// the credits is a protocol violation. The loop taking a message (``messageTaken()``) adds to
-/// `toReturn`; once half the credits (rounded up) are owed, a flush queued on the loop as control
-/// work sends everything owed by the end of that batch back in one credit frame. Waiting for half
+/// the credits is a protocol violation. The loop taking a message (``messageTaken()``) counts it in
+/// `taken`; the message that makes half the credits (rounded up) owed queues a flush on the loop as
+/// control work, which moves the count into `toReturn` and sends everything owed by the end of
+/// that batch back in one credit frame. Waiting for half
 /// the window, rather than returning each batch's credits, spares a request/reply exchange a credit
 /// frame (a `send` here, a `recv` and often a wake-up there) per message, and cannot stall a
 /// sender: one that has no credit left has the whole window either in the port or owed, and the
@@ -17,7 +19,8 @@ import Logging
 ///
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
-/// closes the fd after its source is cancelled). `peer`, `publication`, `port` and `credits` are
+/// closes the fd after its source is cancelled); `taken` is atomic (added to by the thread of the
+/// port's loop, emptied by the flush under the mutex). `peer`, `publication`, `port` and `credits` are
 /// immutable; the publication is held strongly (a reply port may outlive it), a cycle its
 /// unpublication breaks.
 final class InboundConnection: CreditSink, @unchecked Sendable {
@@ -33,8 +36,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         var source: FileDescriptorSource?
         var writeWatch: FileDescriptorSource?
         var outstanding = 0
+        /// Credits the flush took from `taken` and has not sent yet (the peer's socket was full).
         var toReturn = 0
-        var flushQueued = false
         /// The payload every pure signal of this peer carries (made at the first; a cycle through
         /// its credit sink that ``close(reason:)`` breaks).
         var signalPayload: MessagePort.Payload?
@@ -43,6 +46,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         var answers = AnswerTiming()
     }
     private let state: TracedMutex<State>
+    /// Messages the loop took since the last flush began: one atomic add per message, not a turn
+    /// of the mutex (``messageTaken()``).
+    private let taken = Atomic<Int>(0)
 
     /// The most frames read per readiness callback (the fd stays readable: the next turn goes on),
     /// so one busy peer cannot keep the loop from its other work.
@@ -138,20 +144,19 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                         return true
                     }
                     let bytes = UnsafeRawBufferPointer(start: slots + index * slotSize, count: length)
-                    switch CrossProcessFrame.parse(bytes) {
-                    case .failure(let error):
+                    let frame: CrossProcessFrame
+                    do { frame = try CrossProcessFrame.parse(bytes) } catch {
                         close(reason: .protocolViolation("malformed frame: \(error)"))
                         return true
-                    case .success(let frame):
-                        guard Int(frame.descriptorCount) == descriptors.count, descriptors.count <= descriptorLimit else {
-                            close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
-                            return true
-                        }
-                        switch receive(frame, descriptors: descriptors, readAt: readAt, answerGap: &answerGap) {
-                        case .closed: return true
-                        case .queued: received += 1
-                        case .dropped: break
-                        }
+                    }
+                    guard Int(frame.descriptorCount) == descriptors.count, descriptors.count <= descriptorLimit else {
+                        close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
+                        return true
+                    }
+                    switch receive(frame, descriptors: descriptors, readAt: readAt, answerGap: &answerGap) {
+                    case .closed: return true
+                    case .queued: received += 1
+                    case .dropped: break
                     }
                 }
                 read += count
@@ -177,10 +182,11 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         }
         let credits = self.credits
         let signal = frame.components.isEmpty && frame.flags.isEmpty && descriptors.isEmpty
+        let peerAnswer = frame.answerMicroseconds // the lock's closure captures a field, not the frame
         let (withinCredits, shared, gap) = state.withLock { state -> (Bool, MessagePort.Payload?, Double) in
             guard state.outstanding < credits else { return (false, nil, .infinity) }
             state.outstanding += 1
-            let gap = state.answers.read(at: readAt, peerAnswer: frame.answerMicroseconds)
+            let gap = state.answers.read(at: readAt, peerAnswer: peerAnswer)
             guard signal else { return (true, nil, gap) }
             if state.signalPayload == nil {
                 state.signalPayload = MessagePort.Payload(components: [], replyPort: nil, context: nil, creditSink: self)
@@ -211,25 +217,20 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// The port's loop thread: the loop took one of this peer's messages; its credit goes back
     /// with the flush of the batch in which half the window is owed.
     func messageTaken() {
-        let threshold = (credits + 1) / 2
-        let queueFlush = state.withLock { state -> Bool in
-            state.toReturn += 1
-            guard state.toReturn >= threshold, !state.flushQueued, state.fd >= 0 else { return false }
-            state.flushQueued = true
-            return true
-        }
-        guard queueFlush else { return }
+        // Exactly one message reaches the threshold between two flushes (the flush empties the
+        // count): that one queues the flush. A loop that refuses it has shut down, and with it
+        // the connection.
+        guard taken.wrappingAdd(1, ordering: .relaxed).newValue == (credits + 1) / 2 else { return }
         // Queued (never run inline): it runs after the batch being delivered, so one frame carries
         // the whole batch's credits.
-        let queued = publication.loop.enqueue(QueuedWork(modes: .all, kind: .block { [self] in flushCredits() }))
-        if !queued { state.withLock { $0.flushQueued = false } }
+        _ = publication.loop.enqueue(QueuedWork(modes: .all, kind: .block { [self] in flushCredits() }))
     }
 
     /// Sends the credits taken so far back in one frame. When the peer's socket is full (it is not
     /// reading), waits for it to become writable on the loop and tries again then.
     private func flushCredits() {
         state.withLock { state in
-            state.flushQueued = false
+            state.toReturn += taken.exchange(0, ordering: .relaxed)
             guard state.fd >= 0, state.toReturn > 0 else { return }
             let count = state.toReturn
             let bytes = CrossProcessFrame(kind: .credit, firstID: UInt64(count)).encoded()

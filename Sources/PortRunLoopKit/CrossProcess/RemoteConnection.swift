@@ -157,10 +157,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
               descriptors: [Int32]) -> Bool {
-        switch send(frameFor: { route in
-            CrossProcessFrame(kind: .message, flags: route == 0 ? [] : .replyRoute, msgid: msgid, secondID: route,
-                              components: components, descriptorCount: UInt8(truncatingIfNeeded: descriptors.count))
-        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: replyPort, descriptors: descriptors, before: deadline) {
+        switch send(flags: [], msgid: msgid, firstID: 0, components: components, replyPort: replyPort,
+                    descriptors: descriptors, before: deadline) {
         case .success: return true
         case .failure(let error):
             if case .tooManyFileDescriptors = error {
@@ -224,10 +222,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             requests.insert(wait, id: nextRequestID)
             return nextRequestID
         }
-        let sent = send(frameFor: { _ in
-            CrossProcessFrame(kind: .message, flags: .request, msgid: msgid, firstID: id, components: components,
-                              descriptorCount: UInt8(truncatingIfNeeded: descriptors.count))
-        }, size: CrossProcessFrame.encodedSize(of: components), replyPort: nil, descriptors: descriptors, before: sendDeadline)
+        let sent = send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
+                        descriptors: descriptors, before: sendDeadline)
         if case .failure(let error) = sent {
             condition.withLock { _ in requests.remove(id) }
             throw error
@@ -391,10 +387,15 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     // MARK: Sending
 
-    /// Sends the frame `makeFrame` builds (given the reply port's route id, 0 for none), spending a
-    /// credit; waits for a credit or room in the socket until `deadline`.
-    private func send(frameFor makeFrame: (UInt64) -> CrossProcessFrame, size: Int, replyPort: MessagePort?,
-                      descriptors: [Int32], before deadline: Double) -> Result<Void, CrossProcessPortError> {
+    /// Sends a message frame with these fields (and, for a reply port, its route), spending a
+    /// credit; waits for a credit or room in the socket until `deadline`. A frame that fits the
+    /// connection's send buffer (every frame but large ones) is written there from the fields,
+    /// with no ``CrossProcessFrame`` made: no allocation, and no copy of `components` to retain
+    /// and release.
+    private func send(flags: CrossProcessFrame.Flags, msgid: UInt32, firstID: UInt64, components: [Data],
+                      replyPort: MessagePort?, descriptors: [Int32],
+                      before deadline: Double) -> Result<Void, CrossProcessPortError> {
+        let size = CrossProcessFrame.encodedSize(of: components)
         let limit = parameters.maximumFrameSize
         guard size <= limit else { return .failure(.messageTooLarge(size: size, limit: limit)) }
         if !descriptors.isEmpty, descriptors.count > options.maximumFileDescriptorsPerMessage {
@@ -413,15 +414,27 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 if let ended { return .failure(ended) } // the drain found the end
             }
             if credits > 0 {
-                var frame = makeFrame(replyPort.map(routeID(for:)) ?? 0)
-                frame.answerMicroseconds = answers.answerTime(sendingAt: System.monotonicSeconds())
-                let result = descriptors.isEmpty
-                    ? (size <= sendBuffer.count
-                        ? System.sendFrame(fd, UnsafeRawBufferPointer(rebasing: sendBuffer[0..<frame.encode(into: sendBuffer)]))
-                        : frame.encoded().withUnsafeBytes { System.sendFrame(fd, $0) })
-                    : frame.encoded().withUnsafeBytes { bytes in
-                        descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
-                    }
+                let route = replyPort.map(routeID(for:)) ?? 0
+                let frameFlags = route == 0 ? flags : flags.union(.replyRoute)
+                let descriptorCount = UInt8(truncatingIfNeeded: descriptors.count)
+                let answer = answers.answerTime(sendingAt: System.monotonicSeconds())
+                let fd = self.fd
+                func send(_ bytes: UnsafeRawBufferPointer) -> System.SocketResult {
+                    descriptors.isEmpty ? System.sendFrame(fd, bytes)
+                        : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
+                }
+                let result: System.SocketResult
+                if size <= sendBuffer.count {
+                    let length = CrossProcessFrame.encode(
+                        kind: .message, flags: frameFlags, msgid: msgid, firstID: firstID, secondID: route,
+                        descriptorCount: descriptorCount, answerMicroseconds: answer, components: components,
+                        into: sendBuffer)
+                    result = send(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<length]))
+                } else {
+                    result = CrossProcessFrame(kind: .message, flags: frameFlags, msgid: msgid, firstID: firstID,
+                                               secondID: route, components: components, descriptorCount: descriptorCount,
+                                               answerMicroseconds: answer).encoded().withUnsafeBytes(send)
+                }
                 switch result {
                 case .done:
                     credits -= 1
@@ -532,16 +545,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             case .done(let length) where length > options.maximumMessageSize:
                 protocolViolation("a frame of \(length) bytes exceeds the maximum of \(options.maximumMessageSize)")
             case .done(let length):
-                switch CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length])) {
-                case .failure(let error): protocolViolation("malformed frame: \(error)")
-                case .success(let frame):
-                    guard Int(frame.descriptorCount) == descriptors.count,
-                          descriptors.count <= options.maximumFileDescriptorsPerMessage else {
-                        protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(options.maximumFileDescriptorsPerMessage))")
-                        return true
-                    }
-                    handle(frame, descriptors: descriptors)
+                let frame: CrossProcessFrame
+                do { frame = try CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: receiveBuffer[0..<length])) } catch {
+                    protocolViolation("malformed frame: \(error)")
+                    read = true
+                    continue
                 }
+                guard Int(frame.descriptorCount) == descriptors.count,
+                      descriptors.count <= options.maximumFileDescriptorsPerMessage else {
+                    protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(options.maximumFileDescriptorsPerMessage))")
+                    return true
+                }
+                handle(frame, descriptors: descriptors)
             }
             read = true
         }

@@ -270,10 +270,20 @@ extension PortRunLoop {
                 let envelope = port.ownerBuffer.popFirst()
                 let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
                 message.msgid = envelope.msgid
-                message.carry(payload)
-                messageCarries = true
-                payload.creditSink?.messageTaken() // a message from another process: its credit goes back
-                withCallerContext(payload.context, ambient: ambient) { deliver(message) }
+                if payload.carriesOnlyCredit {
+                    // A pure signal from another process: delivered as one, its credit given back.
+                    if messageCarries {
+                        message.carryNothing()
+                        messageCarries = false
+                    }
+                    payload.creditSink.unsafelyUnwrapped.messageTaken()
+                    if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
+                } else {
+                    message.carry(payload)
+                    messageCarries = true
+                    payload.creditSink?.messageTaken() // a message from another process: its credit goes back
+                    withCallerContext(payload.context, ambient: ambient) { deliver(message) }
+                }
             }
             count &+= 1
         }

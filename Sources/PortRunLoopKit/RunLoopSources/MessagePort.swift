@@ -52,6 +52,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// (``Message/extras``); otherwise only its components. Kept, not derived: deriving it
         /// reads the descriptors array's header, one more cache line per delivered message.
         let hasExtras: Bool
+        /// Whether it carries nothing but a credit sink: a pure signal from another process (one
+        /// payload shared by all of a connection's signals). The loop delivers it as a pure
+        /// signal and gives the credit back, with nothing to carry into the ``Message``.
+        let carriesOnlyCredit: Bool
 
         convenience init(components: [Data], replyPort: MessagePort?, context: CapturedContext?, creditSink: (any CreditSink)? = nil,
              fileDescriptors: [TransferredFileDescriptor] = []) {
@@ -67,6 +71,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             self.context = context
             self.creditSink = creditSink
             self.hasExtras = replyAddress != nil || !fileDescriptors.isEmpty
+            self.carriesOnlyCredit = creditSink != nil && components.isEmpty && !hasExtras && context == nil
         }
     }
 
@@ -559,7 +564,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Queues a message that came from another process, whatever the queue limit: the sender's
     /// credits bound what it may have queued (CrossProcess/). False for an invalid port (the
     /// message is not counted: the connection goes away with the port).
-    func inject(msgid: UInt32, payload: Payload) -> Bool {
+    func inject(msgid: UInt32, payload: consuming Payload) -> Bool {
         if !remoteSendersSeen.load(ordering: .relaxed) { remoteSendersSeen.store(true, ordering: .relaxed) }
         lock()
         guard state.isValid else { unlock(); return false }
