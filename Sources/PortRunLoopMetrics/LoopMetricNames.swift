@@ -62,6 +62,10 @@ public enum LoopMetricNames {
     ///
     /// Thread-safety: immutable.
     public static let wakeTimerSets = "portrunloop_wake_timer_sets"
+    /// Counter: times the loop spun for work before it slept (``PortRunLoopKit/LoopMetrics/idleSpins``).
+    ///
+    /// Thread-safety: immutable.
+    public static let idleSpins = "portrunloop_idle_spins"
 
     /// Gauge: entries waiting in the loop's notification queue when sampled.
     ///

@@ -11,6 +11,7 @@ struct SampledLoopCounters: Sendable {
     let eventAdds: Counter
     let eventDeletes: Counter
     let wakeTimerSets: Counter
+    let idleSpins: Counter
     let deliveryLatency: CoreMetrics.Timer
 
     init(dimensions: [(String, String)], factory: any MetricsFactory) {
@@ -20,6 +21,7 @@ struct SampledLoopCounters: Sendable {
         eventAdds = Counter(label: LoopMetricNames.eventAdds, dimensions: dimensions, factory: factory)
         eventDeletes = Counter(label: LoopMetricNames.eventDeletes, dimensions: dimensions, factory: factory)
         wakeTimerSets = Counter(label: LoopMetricNames.wakeTimerSets, dimensions: dimensions, factory: factory)
+        idleSpins = Counter(label: LoopMetricNames.idleSpins, dimensions: dimensions, factory: factory)
         deliveryLatency = CoreMetrics.Timer(label: LoopMetricNames.deliveryLatency, dimensions: dimensions, factory: factory)
     }
 
@@ -30,6 +32,7 @@ struct SampledLoopCounters: Sendable {
         add(delta.eventAdds, to: eventAdds)
         add(delta.eventDeletes, to: eventDeletes)
         add(delta.wakeTimerSets, to: wakeTimerSets)
+        add(delta.idleSpins, to: idleSpins)
     }
 }
 

@@ -50,16 +50,6 @@ import PortRunLoopTestSupport
         }.count
     }
 
-    /// Waits (bounded) until `condition` holds.
-    static func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(1000)
-        }
-        return condition()
-    }
-
     /// A published port of this process (on a loop thread of its own) that records disconnects.
     final class Publisher: @unchecked Sendable {
         let thread: RunLoopThread
@@ -217,7 +207,7 @@ import PortRunLoopTestSupport
         #expect(publisher.published.statistics.framesRejected == 1)
         close(fd)
         // The pipes' ends this test made are closed, and so is every copy the publisher received.
-        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+        #expect(eventually { Self.openDescriptors(of: pipes) == 0 })
     }
 
     /// The frames of one batch (`recvmmsg`) after a violating one are never delivered, and their
@@ -248,7 +238,7 @@ import PortRunLoopTestSupport
         #expect(publisher.published.statistics.framesRejected == 1)
         #expect(publisher.published.statistics.messagesReceived <= 1) // never the frame after the liar
         close(fd)
-        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+        #expect(eventually { Self.openDescriptors(of: pipes) == 0 })
     }
 
     /// A descriptor sent to a reply port (a local port passed in `from:`) comes back over the
@@ -299,10 +289,10 @@ import PortRunLoopTestSupport
             #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid, fileDescriptors: [readEnd]))
             close(readEnd)
         }
-        #expect(Self.eventually { publisher.published.statistics.messagesReceived == 2 })
+        #expect(eventually { publisher.published.statistics.messagesReceived == 2 })
         #expect(Self.openDescriptors(of: pipes) == 2) // the publisher's copies, queued
         publisher.port.invalidate()
-        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+        #expect(eventually { Self.openDescriptors(of: pipes) == 0 })
     }
 
     @Test func descriptorsAHandlerDoesNotTakeAreClosedAfterIt() throws {
@@ -315,8 +305,8 @@ import PortRunLoopTestSupport
         let pipes: Set = [Self.pipeID(readEnd)]
         #expect(remote.send(before: Date(timeIntervalSinceNow: 10), fileDescriptors: [readEnd]))
         close(readEnd)
-        #expect(Self.eventually { publisher.published.statistics.messagesReceived == 1 })
-        #expect(Self.eventually { Self.openDescriptors(of: pipes) == 0 })
+        #expect(eventually { publisher.published.statistics.messagesReceived == 1 })
+        #expect(eventually { Self.openDescriptors(of: pipes) == 0 })
     }
 
     @Test func aLocalPortGetsDuplicates() throws {

@@ -39,6 +39,7 @@ import PortRunLoopTestSupport
         try check("portrunloop_event_adds", \.eventAdds)
         try check("portrunloop_event_deletes", \.eventDeletes)
         try check("portrunloop_wake_timer_sets", \.wakeTimerSets)
+        try check("portrunloop_idle_spins", \.idleSpins)
         // No queue was given: no queue metrics.
         #expect(metrics.recorders.isEmpty)
     }

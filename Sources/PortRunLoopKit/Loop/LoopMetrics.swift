@@ -20,6 +20,12 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var sleeps: Int
+    /// Times the loop spun for work before it slept (up to 20 µs, yielding the CPU: Semantics.md
+    /// R10). It spins only on credit that earlier wake-ups earned by finding a backlog, or by
+    /// answers that came within a spin's length; at sparse rates this stays at zero.
+    ///
+    /// Thread-safety: a value type.
+    public var idleSpins: Int
     /// Queued work items the loop ran: `perform` blocks, `performAndWait` and `submit` bodies, and
     /// executor jobs (actor and task-executor jobs).
     ///
@@ -65,9 +71,10 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     /// Thread-safety: a value type.
     public init(wakeSignals: Int = 0, sleeps: Int = 0, performsRun: Int = 0, messagesDelivered: Int = 0,
                 timersFired: Int = 0, fdEventsHandled: Int = 0, workDiscarded: Int = 0,
-                eventAdds: Int = 0, eventDeletes: Int = 0, wakeTimerSets: Int = 0) {
+                eventAdds: Int = 0, eventDeletes: Int = 0, wakeTimerSets: Int = 0, idleSpins: Int = 0) {
         self.wakeSignals = wakeSignals
         self.sleeps = sleeps
+        self.idleSpins = idleSpins
         self.performsRun = performsRun
         self.messagesDelivered = messagesDelivered
         self.timersFired = timersFired
@@ -91,7 +98,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
                     workDiscarded: workDiscarded - earlier.workDiscarded,
                     eventAdds: eventAdds - earlier.eventAdds,
                     eventDeletes: eventDeletes - earlier.eventDeletes,
-                    wakeTimerSets: wakeTimerSets - earlier.wakeTimerSets)
+                    wakeTimerSets: wakeTimerSets - earlier.wakeTimerSets,
+                    idleSpins: idleSpins - earlier.idleSpins)
     }
 
     /// One line with every counter, for logs.
@@ -101,7 +109,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
         "LoopMetrics(wakeSignals: \(wakeSignals), sleeps: \(sleeps), performsRun: \(performsRun), "
             + "messagesDelivered: \(messagesDelivered), timersFired: \(timersFired), "
             + "fdEventsHandled: \(fdEventsHandled), workDiscarded: \(workDiscarded), "
-            + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes), wakeTimerSets: \(wakeTimerSets))"
+            + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes), wakeTimerSets: \(wakeTimerSets), "
+            + "idleSpins: \(idleSpins))"
     }
 }
 
@@ -120,6 +129,7 @@ extension PortRunLoop {
                     workDiscarded: workDiscarded.value,
                     eventAdds: base.adds.value,
                     eventDeletes: base.deletes.value,
-                    wakeTimerSets: wakeTimerSets.value)
+                    wakeTimerSets: wakeTimerSets.value,
+                    idleSpins: idleSpins.value)
     }
 }

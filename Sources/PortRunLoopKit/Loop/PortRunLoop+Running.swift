@@ -264,6 +264,7 @@ extension PortRunLoop {
         }
         let allowance = idleSpin.allowance
         if allowance > 0 {
+            idleSpins.increment()
             if spinForWork(from: idleStart, for: allowance, until: wake, inConversation: isConversing) { return }
             idleStart = System.monotonicSeconds()
         }
@@ -298,8 +299,9 @@ extension PortRunLoop {
             // (it then rings once although the loop is awake, which only makes a later wait
             // return at once). In a conversation an fd that came soon is the answer (a reply read
             // from a socket): it earns the spin as a ring would, and spends the mark. One that came
-            // later may still earn when a library connection reads it (``noteAnswer(after:)``). A
-            // timer, or an fd outside a conversation, earns nothing.
+            // later may still earn when a library connection reads it (``noteAnswer(after:)``).
+            // Outside a conversation an fd earns by the backlog its wake-up finds; a timer earns
+            // nothing.
             parkedFlagLeftSet = true
             if isConversing, !readyFileDescriptors.isEmpty {
                 if idleSpin.slept(gap: System.monotonicSeconds() - idleStart, inConversation: true, backlog: false) {
@@ -307,6 +309,11 @@ extension PortRunLoop {
                 } else {
                     answerWakeUnearned = true
                 }
+            } else if !readyFileDescriptors.isEmpty {
+                // Outside a conversation an fd's wake-up earns as a ring's does: by the backlog it
+                // finds (a stream of frames from another process arriving faster than the loop
+                // wakes), accounted for when the loop next runs dry.
+                wakeToAccount = (.infinity, false, handledCount)
             }
             parkedAt = nil
             return

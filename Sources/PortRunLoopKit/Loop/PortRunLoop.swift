@@ -179,6 +179,7 @@ public final class PortRunLoop: @unchecked Sendable {
     let executorJobsRun = OwnerCounter()
     let workDiscarded = SharedCounter()
     let sleeps = OwnerCounter()
+    let idleSpins = OwnerCounter()
     /// `timerfd_settime` calls of ``wakeTimer``.
     let wakeTimerSets = OwnerCounter()
     /// Queued items run and port messages delivered so far (``performsRun`` + ``messagesDelivered``).
