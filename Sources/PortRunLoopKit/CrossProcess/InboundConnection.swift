@@ -11,17 +11,17 @@ import Synchronization
 /// the credits is a protocol violation. The loop taking a message (``messageTaken()``) counts it in
 /// `taken`; the message that makes half the credits (rounded up) owed queues a flush on the loop as
 /// control work, which moves the count into `toReturn` and sends everything owed by the end of
-/// that batch back in one credit frame. Waiting for half
-/// the window, rather than returning each batch's credits, spares a request/reply exchange a credit
-/// frame (a `send` here, a `recv` and often a wake-up there) per message, and cannot stall a
-/// sender: one that has no credit left has the whole window either in the port or owed, and the
-/// port's messages are taken eventually, so half the window comes back.
+/// that batch back in one credit frame. Waiting for half the window, rather than returning each
+/// batch's credits, spares a request/reply exchange a credit frame (a `send` here, a `recv` and
+/// often a wake-up there) per message, and cannot stall a sender: one that has no credit left has
+/// the whole window either in the port or owed, and the port's messages are taken eventually, so
+/// half the window comes back.
 ///
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
 /// closes the fd after its source is cancelled); `taken` is atomic (added to by the thread of the
-/// port's loop, emptied by the flush under the mutex). `peer`, `publication`, `port` and `credits` are
-/// immutable; the publication is held strongly (a reply port may outlive it), a cycle its
+/// port's loop, emptied by the flush under the mutex). `peer`, `publication`, `port` and `credits`
+/// are immutable; the publication is held strongly (a reply port may outlive it), a cycle its
 /// unpublication breaks.
 final class InboundConnection: CreditSink, @unchecked Sendable {
     let peer: CrossProcessPeer
