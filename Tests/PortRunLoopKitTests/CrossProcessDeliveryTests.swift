@@ -51,6 +51,18 @@ import PortRunLoopTestSupport
         return seen
     }
 
+    /// ``probeSends(_:size:timeoutMs:to:as:in:seconds:)`` to a receiver of its own published as
+    /// `name`, in a name directory of its own; both are removed afterwards.
+    private func probeSends(_ count: Int, size: Int, timeoutMs: Int, toNew name: String, queueLimit: Int,
+                            options: CrossProcessPortOptions = CrossProcessPortOptions(),
+                            seconds: Double) throws -> [(msgid: UInt32, onOwner: Bool, bytes: Int)] {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let receiver = try Receiver(directory, name: name, queueLimit: queueLimit, expecting: count, options: options)
+        defer { receiver.stop() }
+        return try probeSends(count, size: size, timeoutMs: timeoutMs, to: receiver, as: name, in: directory, seconds: seconds)
+    }
+
     @Test func everyMessageArrivesOnceInOrderOnTheOwnerThread() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
@@ -76,34 +88,23 @@ import PortRunLoopTestSupport
     }
 
     @Test func aPublisherWithOneReceiveSlotGetsEveryMessage() throws {
-        let directory = NameDirectory()
-        defer { directory.remove() }
         // A 1 MiB maximum leaves room for one receive slot: one frame per call.
-        let receiver = try Receiver(directory, name: "one-slot", queueLimit: 16, expecting: 500,
-                                    options: CrossProcessPortOptions(maximumMessageSize: 1 << 20))
-        defer { receiver.stop() }
-        let seen = try probeSends(500, size: 100, timeoutMs: 10000, to: receiver, as: "one-slot", in: directory, seconds: 60)
+        let seen = try probeSends(500, size: 100, timeoutMs: 10000, toNew: "one-slot", queueLimit: 16,
+                                  options: CrossProcessPortOptions(maximumMessageSize: 1 << 20), seconds: 60)
         #expect(seen.allSatisfy { $0.bytes == 100 })
     }
 
     @Test func largeMessagesWaitForRoomInTheSocket() throws {
-        let directory = NameDirectory()
-        defer { directory.remove() }
         // 64 credits of 60 KB are more than a socket buffer holds: sends also wait for room.
-        let receiver = try Receiver(directory, name: "large", queueLimit: 64, expecting: 120)
-        defer { receiver.stop() }
-        let seen = try probeSends(120, size: 60000, timeoutMs: 20000, to: receiver, as: "large", in: directory, seconds: 60)
+        let seen = try probeSends(120, size: 60000, timeoutMs: 20000, toNew: "large", queueLimit: 64, seconds: 60)
         #expect(seen.allSatisfy { $0.bytes == 60000 })
     }
 
     @Test func messagesLargerThanTheSendersKeptBufferArriveWhole() throws {
-        let directory = NameDirectory()
-        defer { directory.remove() }
-        // A sender encodes frames of up to 64 KiB in a buffer it keeps; larger ones on their own.
-        let receiver = try Receiver(directory, name: "huge", queueLimit: 8, expecting: 20,
-                                    options: CrossProcessPortOptions(maximumMessageSize: 1 << 20))
-        defer { receiver.stop() }
-        let seen = try probeSends(20, size: 150_000, timeoutMs: 20000, to: receiver, as: "huge", in: directory, seconds: 60)
+        // A sender encodes frames of up to 64 KiB in a buffer it keeps; larger ones in one of
+        // their own.
+        let seen = try probeSends(20, size: 150_000, timeoutMs: 20000, toNew: "huge", queueLimit: 8,
+                                  options: CrossProcessPortOptions(maximumMessageSize: 1 << 20), seconds: 60)
         #expect(seen.count == 20)
         #expect(seen.allSatisfy { $0.bytes == 150_000 })
     }

@@ -44,11 +44,15 @@ import Testing
             close(reader)
         }
 
-        /// Waits until the loop has gone to sleep since its handler last ran, then writes `count`
-        /// bytes in one `send` and waits for the handler.
-        func writeWhenAsleep(_ count: Int) {
+        /// Waits until the loop has gone to sleep since its handler last ran.
+        func waitUntilAsleep() {
             let sleeps = sleepsAtHandler.withLock { $0 }
             #expect(eventually { thread.loop.metrics.sleeps > sleeps })
+        }
+
+        /// Once the loop is asleep, writes `count` bytes in one `send` and waits for the handler.
+        func writeWhenAsleep(_ count: Int) {
+            waitUntilAsleep()
             #expect(send(writer, [UInt8](repeating: 0x78, count: count), count, Int32(MSG_NOSIGNAL)) == count)
             #expect(handled.wait())
         }
@@ -56,8 +60,7 @@ import Testing
         /// Writes single bytes until whatever credit the loop's start-up left is spent.
         func settle() {
             for _ in 0..<5 { writeWhenAsleep(1) }
-            let sleeps = sleepsAtHandler.withLock { $0 }
-            #expect(eventually { thread.loop.metrics.sleeps > sleeps })
+            waitUntilAsleep()
         }
     }
 
@@ -67,8 +70,7 @@ import Testing
         stream.settle()
         let spins = stream.thread.loop.metrics.idleSpins
         for _ in 0..<20 { stream.writeWhenAsleep(1) }
-        let sleeps = stream.sleepsAtHandler.withLock { $0 }
-        #expect(eventually { stream.thread.loop.metrics.sleeps > sleeps })
+        stream.waitUntilAsleep()
         #expect(stream.thread.loop.metrics.idleSpins == spins)
     }
 

@@ -388,10 +388,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     // MARK: Sending
 
     /// Sends a message frame with these fields (and, for a reply port, its route), spending a
-    /// credit; waits for a credit or room in the socket until `deadline`. A frame that fits the
-    /// connection's send buffer (every frame but large ones) is written there from the fields,
-    /// with no ``CrossProcessFrame`` made: no allocation, and no copy of `components` to retain
-    /// and release.
+    /// credit; waits for a credit or room in the socket until `deadline`. The frame is written from
+    /// the fields, with no ``CrossProcessFrame`` made (no copy of `components` to retain and
+    /// release), into the connection's send buffer, or, for a frame larger than that, a temporary
+    /// one (`withUnsafeTemporaryAllocation`, as ``InboundConnection`` does for replies).
     private func send(flags: CrossProcessFrame.Flags, msgid: UInt32, firstID: UInt64, components: [Data],
                       replyPort: MessagePort?, descriptors: [Int32],
                       before deadline: Double) -> Result<Void, CrossProcessPortError> {
@@ -419,22 +419,19 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 let descriptorCount = UInt8(truncatingIfNeeded: descriptors.count)
                 let answer = answers.answerTime(sendingAt: System.monotonicSeconds())
                 let fd = self.fd
-                func send(_ bytes: UnsafeRawBufferPointer) -> System.SocketResult {
-                    descriptors.isEmpty ? System.sendFrame(fd, bytes)
-                        : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
-                }
-                let result: System.SocketResult
-                if size <= sendBuffer.count {
+                // Encodes the frame into `buffer` and sends it.
+                func send(in buffer: UnsafeMutableRawBufferPointer) -> System.SocketResult {
                     let length = CrossProcessFrame.encode(
                         kind: .message, flags: frameFlags, msgid: msgid, firstID: firstID, secondID: route,
                         descriptorCount: descriptorCount, answerMicroseconds: answer, components: components,
-                        into: sendBuffer)
-                    result = send(UnsafeRawBufferPointer(rebasing: sendBuffer[0..<length]))
-                } else {
-                    result = CrossProcessFrame(kind: .message, flags: frameFlags, msgid: msgid, firstID: firstID,
-                                               secondID: route, components: components, descriptorCount: descriptorCount,
-                                               answerMicroseconds: answer).encoded().withUnsafeBytes(send)
+                        into: buffer)
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+                    return descriptors.isEmpty ? System.sendFrame(fd, bytes)
+                        : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
                 }
+                let result = size <= sendBuffer.count
+                    ? send(in: sendBuffer)
+                    : withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { send(in: $0) }
                 switch result {
                 case .done:
                     credits -= 1

@@ -229,6 +229,17 @@ extension PortRunLoop {
         var message = MessagePort.Message(msgid: 0, components: [], receivePort: port)
         let ambient = innermostRunHasAmbientContext
         var messageCarries = false // `message` holds the last payload's components, reply or descriptors
+        // Delivers `message` (its `msgid` set) as a pure signal: nothing carried.
+        @inline(__always) func deliverSignal() {
+            if messageCarries {
+                // A pure signal after a message that carried something.
+                message.carryNothing()
+                messageCarries = false
+            }
+            // Called directly when there is no context to clear: through `withCallerContext` the
+            // closure it passes on is made before its tests, on every message.
+            if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
+        }
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -258,30 +269,17 @@ extension PortRunLoop {
             // out, and its payload released once it was delivered.
             if let msgid = port.ownerBuffer.popFirstTrivially({ $0.payload == nil ? $0.msgid : nil }) {
                 message.msgid = msgid
-                if messageCarries {
-                    // A pure signal after a message that carried something.
-                    message.carryNothing()
-                    messageCarries = false
-                }
-                // Called directly when there is no context to clear: through `withCallerContext`
-                // the closure it passes on is made before its tests, on every message.
-                if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
+                deliverSignal()
             } else {
                 let envelope = port.ownerBuffer.popFirst()
                 let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
                 message.msgid = envelope.msgid
+                payload.creditSink?.messageTaken() // a message from another process: its credit goes back
                 if payload.carriesOnlyCredit {
-                    // A pure signal from another process: delivered as one, its credit given back.
-                    if messageCarries {
-                        message.carryNothing()
-                        messageCarries = false
-                    }
-                    payload.creditSink.unsafelyUnwrapped.messageTaken()
-                    if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
+                    deliverSignal() // a pure signal from another process
                 } else {
                     message.carry(payload)
                     messageCarries = true
-                    payload.creditSink?.messageTaken() // a message from another process: its credit goes back
                     withCallerContext(payload.context, ambient: ambient) { deliver(message) }
                 }
             }

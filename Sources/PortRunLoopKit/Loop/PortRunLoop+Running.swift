@@ -310,9 +310,8 @@ extension PortRunLoop {
                     answerWakeUnearned = true
                 }
             } else if !readyFileDescriptors.isEmpty {
-                // Outside a conversation an fd's wake-up earns as a ring's does: by the backlog it
-                // finds (a stream of frames from another process arriving faster than the loop
-                // wakes), accounted for when the loop next runs dry.
+                // Accounted as a ring's wake-up is, when the loop next runs dry and its backlog is
+                // known (a stream of frames from another process arriving faster than it wakes).
                 wakeToAccount = (.infinity, false, handledCount)
             }
             parkedAt = nil
