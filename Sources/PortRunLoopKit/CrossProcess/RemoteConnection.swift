@@ -120,7 +120,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard fd >= 0 else { return }
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
-            made = .success(try loop.watch(fileDescriptor: fd) { [weak self] in self?.readOnLoop(stoppingAt: nil) ?? false })
+            // Held weakly through a `weak let` (see ``ReplyReader/connection``).
+            let reference = WeakConnection(self)
+            made = .success(try loop.watch(fileDescriptor: fd) { [reference] in
+                reference.connection?.readOnLoop(stoppingAt: nil) ?? false
+            })
         } catch {
             made = .failure(error)
         }
@@ -271,6 +275,16 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         spin.record(answeredAfter: wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity)
     }
 
+    /// The connection held weakly by a reading loop's fd source (``startReading(on:)``): a
+    /// `weak let`, which is read without the run-time exclusivity check a `[weak self]` capture
+    /// (a mutable box) costs per read.
+    ///
+    /// Thread-safety: `Sendable`; immutable.
+    private final class WeakConnection: Sendable {
+        weak let connection: RemoteConnection?
+        init(_ connection: RemoteConnection) { self.connection = connection }
+    }
+
     /// A loop's reader of replies: a fd source of the connection in the loop's private
     /// `.synchronousWait` mode, and the request it now serves (its read ends at that request's
     /// reply; nil between requests: it reads everything waiting).
@@ -281,17 +295,24 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// loop until it is cancelled, and the loop cancels it when it shuts down.
     ///
     /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are guarded by the
-    /// connection's mutex; `loopID` is immutable.
+    /// connection's mutex, which makes every access exclusive (so they are
+    /// `@exclusivity(unchecked)`, as the connection's own are); `loopID` and `connection` are
+    /// immutable.
     private final class ReplyReader: @unchecked Sendable {
         let loopID: ObjectIdentifier
-        var source: FileDescriptorSource?
-        var wait: ReplyWait?
+        /// The connection, held weakly (a kept reader outlives requests). A `weak let` here rather
+        /// than a `[weak self]` capture in the source's handler: that capture is a mutable box,
+        /// and each read of it a run-time exclusivity check.
+        weak let connection: RemoteConnection?
+        @exclusivity(unchecked) var source: FileDescriptorSource?
+        @exclusivity(unchecked) var wait: ReplyWait?
         /// The connection's ``keptReader``: armed between requests, not counted in `polling`.
-        var isKept = false
+        @exclusivity(unchecked) var isKept = false
 
-        init(loop: PortRunLoop, wait: ReplyWait) {
+        init(loop: PortRunLoop, wait: ReplyWait, connection: RemoteConnection) {
             loopID = ObjectIdentifier(loop)
             self.wait = wait
+            self.connection = connection
         }
 
         /// True while the reader's source is armed on `loop` (its loop has not shut down).
@@ -333,12 +354,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         if let kept { return kept }
         guard fd >= 0 else { return nil }
-        let reader = ReplyReader(loop: loop, wait: wait)
+        let reader = ReplyReader(loop: loop, wait: wait, connection: self)
         // The reader holds the source and the source's handler the reader: a cycle that
-        // cancelling the source breaks. The connection is held weakly (a kept reader outlives
-        // requests).
-        if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], reading: { [weak self, reader] in
-            self?.readOnLoop(stoppingAt: reader.wait) ?? false
+        // cancelling the source breaks. The connection is held weakly, by the reader.
+        if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], reading: { [reader] in
+            reader.connection?.readOnLoop(stoppingAt: reader.wait) ?? false
         }) {
             condition.withLock { _ in reader.source = source }
             return reader
@@ -534,9 +554,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             case .closed:
                 markEnded(.peerDied, reason: .peerDied)
             case .failed(let code):
-                logger.warning("MessagePort connection to another process failed", metadata: [
-                    LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
-                markEnded(.peerDied, reason: .peerDied)
+                connectionFailed(code)
             case .truncated(let length):
                 protocolViolation("a frame of \(length) bytes exceeds the maximum of \(options.maximumMessageSize)")
             case .done(let length) where length > options.maximumMessageSize:
@@ -591,6 +609,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
+    /// With the lock held: a read of the socket failed with `code`. Logged and ended out of line
+    /// (as ``protocolViolation(_:)`` is): the logger's inlined code reads its storage's handler,
+    /// a class's `var`, with a run-time exclusivity check, which the compiler may otherwise make
+    /// at the top of ``drainFrames(stoppingAt:)``, on every read.
+    @inline(never)
+    private func connectionFailed(_ code: Int32) {
+        logger.warning("MessagePort connection to another process failed", metadata: [
+            LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
+        markEnded(.peerDied, reason: .peerDied)
+    }
+
+    @inline(never)
     private func protocolViolation(_ why: String) {
         logger.warning("MessagePort closed a connection to another process: protocol violation", metadata: [
             LogKey.portName: "\(name)", LogKey.reason: "\(why)"])

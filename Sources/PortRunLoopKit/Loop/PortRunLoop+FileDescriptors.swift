@@ -12,7 +12,9 @@ import Logging
 /// that starts or ends in the mode already armed makes no libevent call at all, and a mode switch
 /// changes only the sources that actually fired in the wrong mode.
 ///
-/// Thread-safety: the loop's thread only.
+/// Thread-safety: the loop's thread only. Its `var`s are `@exclusivity(unchecked)`, as the loop's
+/// own are (``PortRunLoop``): each event reads and writes them, and each access is one expression
+/// that runs no handler.
 final class FileDescriptorRegistration: LibEventReceiver {
     let source: FileDescriptorSource
     let group: SourceGroup
@@ -22,13 +24,13 @@ final class FileDescriptorRegistration: LibEventReceiver {
     /// retain and release per event (and an `unowned(unsafe)` one still a retain and release
     /// around the queue it appends to).
     private let loop: Unmanaged<PortRunLoop>
-    private var event: LoopEvent?
+    @exclusivity(unchecked) private var event: LoopEvent?
     /// Readiness reported since the handler last ran (merged when reported twice).
-    var readyEvents: FileDescriptorSource.Events = []
+    @exclusivity(unchecked) var readyEvents: FileDescriptorSource.Events = []
     /// In the loop's ready queue.
-    var isQueued = false
+    @exclusivity(unchecked) var isQueued = false
     /// In the loop's suspended list (disarmed after firing in another mode).
-    var isSuspended = false
+    @exclusivity(unchecked) var isSuspended = false
 
     init(source: FileDescriptorSource, group: SourceGroup, loop: PortRunLoop) throws(PortRunLoopError) {
         self.source = source

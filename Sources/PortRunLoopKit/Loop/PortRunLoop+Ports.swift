@@ -1,24 +1,23 @@
 import Foundation
 
-/// A port scheduled in a loop, with its group (the modes it is scheduled in). Owner thread only.
+/// A port scheduled in a loop, with its group (the modes it is scheduled in).
+///
+/// Thread-safety: the loop's thread only. Its `var`s are `@exclusivity(unchecked)`, as the loop's
+/// own are (``PortRunLoop``): a port's batch reads them, and each access is one expression that
+/// runs no handler.
 final class PortRegistration {
     let port: MessagePort
-    private(set) var group: SourceGroup
+    @exclusivity(unchecked) private(set) var group: SourceGroup
     /// Moves whenever the modes change or the registration ends (``changed()``). A delivery batch
     /// re-checks "is the port still scheduled in the running mode?" only when it moved, instead of
-    /// a dictionary look-up per message. Behind a pointer so that reading it per message is a plain
-    /// load (a class's stored `var` costs a dynamic exclusivity check).
-    private let generationStorage = UnsafeMutablePointer<UInt>.allocate(capacity: 1)
-    var generation: UInt { generationStorage.pointee }
+    /// a dictionary look-up per message.
+    @exclusivity(unchecked) private(set) var generation: UInt = 0
 
     init(port: MessagePort, group: SourceGroup) {
         self.port = port
         self.group = group
         group.ports += 1
-        generationStorage.initialize(to: 0)
     }
-
-    deinit { generationStorage.deallocate() }
 
     var modes: ModeSet { group.modes }
 
@@ -37,7 +36,7 @@ final class PortRegistration {
     }
 
     /// Records a change that may end delivery in a mode (modes changed, or unregistered).
-    func changed() { generationStorage.pointee &+= 1 }
+    func changed() { generation &+= 1 }
 }
 
 extension PortRunLoop {
@@ -229,17 +228,6 @@ extension PortRunLoop {
         var message = MessagePort.Message(msgid: 0, components: [], receivePort: port)
         let ambient = innermostRunHasAmbientContext
         var messageCarries = false // `message` holds the last payload's components, reply or descriptors
-        // Delivers `message` (its `msgid` set) as a pure signal: nothing carried.
-        @inline(__always) func deliverSignal() {
-            if messageCarries {
-                // A pure signal after a message that carried something.
-                message.carryNothing()
-                messageCarries = false
-            }
-            // Called directly when there is no context to clear: through `withCallerContext` the
-            // closure it passes on is made before its tests, on every message.
-            if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
-        }
         while !port.ownerBuffer.isEmpty {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
@@ -266,22 +254,36 @@ extension PortRunLoop {
             }
             // A pure signal (no payload) is read in place and dropped without a release of its
             // nil payload, a runtime call per message otherwise; a message with a payload is moved
-            // out, and its payload released once it was delivered.
+            // out, and its payload released once it was delivered. Signals, local or from another
+            // process, are then delivered in one place below: a local function for it would
+            // capture `message`, and a captured `var` gets a run-time exclusivity check (a call
+            // into the runtime per batch, on code a batch after an idle spell fetches for nothing
+            // else).
+            let isSignal: Bool
             if let msgid = port.ownerBuffer.popFirstTrivially({ $0.payload == nil ? $0.msgid : nil }) {
                 message.msgid = msgid
-                deliverSignal()
+                isSignal = true
             } else {
                 let envelope = port.ownerBuffer.popFirst()
                 let payload = envelope.payload.unsafelyUnwrapped // not a pure signal: see above
                 message.msgid = envelope.msgid
                 payload.creditSink?.messageTaken() // a message from another process: its credit goes back
-                if payload.carriesOnlyCredit {
-                    deliverSignal() // a pure signal from another process
-                } else {
+                isSignal = payload.carriesOnlyCredit // a pure signal from another process
+                if !isSignal {
                     message.carry(payload)
                     messageCarries = true
                     withCallerContext(payload.context, ambient: ambient) { deliver(message) }
                 }
+            }
+            if isSignal {
+                if messageCarries {
+                    // A pure signal after a message that carried something.
+                    message.carryNothing()
+                    messageCarries = false
+                }
+                // Called directly when there is no context to clear: through `withCallerContext`
+                // the closure it passes on is made before its tests, on every message.
+                if ambient { withCallerContext(nil, ambient: true) { deliver(message) } } else { deliver(message) }
             }
             count &+= 1
         }

@@ -10,17 +10,19 @@ import Foundation
 /// next?" is the top of a few heaps. Groups change only when a source is added in a new set of modes
 /// or the common modes change (``PortRunLoop/sourceGroupsGeneration``).
 ///
-/// Thread-safety: the loop's thread only.
+/// Thread-safety: the loop's thread only. Its `var`s are `@exclusivity(unchecked)`, as the loop's
+/// own are (``PortRunLoop``): every port batch, fd event and timer reads one, and each access is
+/// one expression that runs no handler.
 final class SourceGroup {
     let modes: ModeSet
-    var ports = 0
-    var fileDescriptors = 0
-    var timers = TimerHeap()
+    @exclusivity(unchecked) var ports = 0
+    @exclusivity(unchecked) var fileDescriptors = 0
+    @exclusivity(unchecked) var timers = TimerHeap()
     /// Timers whose block is running: out of the heap meanwhile, but still sources of their modes
     /// (a nested run started by the block does not find the mode empty).
-    var firingTimers = 0
+    @exclusivity(unchecked) var firingTimers = 0
     /// True while the innermost run's mode is one of ``modes``.
-    var isInRunningMode = false
+    @exclusivity(unchecked) var isInRunningMode = false
 
     init(modes: ModeSet) { self.modes = modes }
 
