@@ -88,6 +88,69 @@ import Testing
         #expect(abs(spin.credit - (before - 4e-6 + IdleSpin.parkCost)) < 1e-12)
     }
 
+    @Test func aConversationEarnsTheWakeUpItsThreadMeasuredAtLeastAParkAndAtMostTheLimit() {
+        var spin = IdleSpin()
+        spin.wokeUp(after: 15e-6)
+        spin.slept(gap: 5e-6, inConversation: true, backlog: false)
+        #expect(abs(spin.credit - 15e-6) < 1e-12)
+        spin.spun(for: 2e-6, found: true, inConversation: true)
+        #expect(abs(spin.credit - (15e-6 - 2e-6 + 15e-6)) < 1e-12)
+
+        var quick = IdleSpin()
+        quick.wokeUp(after: 3e-6)
+        quick.slept(gap: 5e-6, inConversation: true, backlog: false)
+        #expect(quick.credit == IdleSpin.parkCost)
+
+        var slow = IdleSpin()
+        slow.wokeUp(after: 80e-6)
+        slow.slept(gap: 5e-6, inConversation: true, backlog: false)
+        #expect(slow.credit == IdleSpin.limit)
+    }
+
+    @Test func theMeasuredWakeUpFollowsRecentWakeUpsAndIgnoresADescheduledThread() {
+        var spin = IdleSpin()
+        spin.wokeUp(after: 16e-6)
+        #expect(spin.wakeLatency == 16e-6)
+        spin.wokeUp(after: 8e-6)
+        #expect(abs(spin.wakeLatency - 14e-6) < 1e-12)
+        spin.wokeUp(after: 5e-3) // not a wake-up: the thread was descheduled
+        spin.wokeUp(after: -1e-6) // clocks read on two CPUs
+        #expect(abs(spin.wakeLatency - 14e-6) < 1e-12)
+    }
+
+    @Test func aStreamsBurstEarnsOneParkWhateverTheMeasuredWakeUp() {
+        var spin = IdleSpin()
+        spin.wokeUp(after: 18e-6)
+        spin.slept(gap: 1e-3, inConversation: false, backlog: true)
+        #expect(spin.credit == IdleSpin.parkCost)
+    }
+
+    /// An exchange whose partner answers 12 µs after this side parks, on a host whose wake-ups
+    /// take 16 µs: each spin that catches the answer saves a wake-up worth more than it cost, so
+    /// the spin goes on for as long as the exchange does. Earning a fixed park instead, each such
+    /// spin would lose 2 µs of credit until the spin fell short of the answer; from then on the
+    /// thread would spin, fail, and pay the wake-up as well, answer after answer.
+    @Test func anExchangeAnsweringLaterThanAParkButSoonerThanAWakeUpKeepsSpinning() {
+        func caughtAnswers(wakeUp: Double) -> Int {
+            var spin = IdleSpin()
+            let answer = 12e-6
+            var caught = 0
+            for _ in 0..<200 {
+                if spin.allowance >= answer {
+                    spin.spun(for: answer, found: true, inConversation: true)
+                    caught += 1
+                } else {
+                    spin.spun(for: spin.allowance, found: false, inConversation: true)
+                    spin.wokeUp(after: wakeUp) // a ring ends the park
+                    spin.slept(gap: answer, inConversation: true, backlog: false)
+                }
+            }
+            return caught
+        }
+        #expect(caughtAnswers(wakeUp: 16e-6) >= 198)
+        #expect(caughtAnswers(wakeUp: 8e-6) < 10) // a fast host: a park costs less than the spin
+    }
+
     @Test func spinsThatKeepFailingSpendTheCreditAndStop() {
         var spin = funded(parks: 5)
         var spins = 0

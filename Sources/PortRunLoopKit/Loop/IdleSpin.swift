@@ -14,7 +14,8 @@
 ///
 /// - In a conversation (the thread's last work answered someone who will probably answer back: a
 ///   Swift task's job, a synchronous call, a message sent to another loop or process, or the
-///   thread is itself waiting for an answer) it earns the whole ``parkCost``. The answer comes
+///   thread is itself waiting for an answer) it earns the wake-up it spared
+///   (``conversationEarning``: as measured, at least ``parkCost``). The answer comes
 ///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
 ///   an exchange off the scheduler: that is latency saved, worth the CPU. The answer is a ring
 ///   from another thread, or, from another process, an fd's readiness.
@@ -49,6 +50,22 @@ struct IdleSpin {
 
     /// Seconds of spinning allowed.
     private(set) var credit = 0.0
+    /// How long this thread's wake-ups from a park take, from the producer's ring to the thread
+    /// running again: an average of the recent ones (``wokeUp(after:)``), 0 until one is measured.
+    private(set) var wakeLatency = 0.0
+
+    /// What a park saved in a conversation earns: the wake-up it spared the exchange, as this
+    /// thread's wake-ups have measured it, at least ``parkCost`` and at most ``limit``. On a host
+    /// whose idle CPUs wake slowly a partner that answers in 12 µs is worth a 12 µs spin; with a
+    /// fixed 10 µs earning each such spin would lose credit until the spin fell short of the
+    /// answer and the thread paid the spin and the wake-up both.
+    var conversationEarning: Double { min(Self.limit, max(Self.parkCost, wakeLatency)) }
+
+    /// Records a wake-up from a park that took `seconds` from the producer's ring.
+    mutating func wokeUp(after seconds: Double) {
+        guard seconds >= 0, seconds < 1e-3 else { return } // a descheduled thread, not a wake-up
+        wakeLatency = wakeLatency == 0 ? seconds : wakeLatency * 0.75 + seconds * 0.25
+    }
 
     /// How long to spin now (0: sleep at once).
     var allowance: Double { min(Self.limit, credit) }
@@ -58,7 +75,7 @@ struct IdleSpin {
     /// on the backlog it found, which the caller reports afterwards as a wait with no gap
     /// (``slept(gap:inConversation:backlog:)``).
     mutating func spun(for seconds: Double, found: Bool, inConversation: Bool) {
-        let earned = found && inConversation ? Self.parkCost : 0
+        let earned = found && inConversation ? conversationEarning : 0
         credit = min(Self.maxCredit, max(0, credit - seconds + earned))
     }
 
@@ -72,7 +89,7 @@ struct IdleSpin {
     @discardableResult
     mutating func slept(gap: Double, inConversation: Bool, backlog: Bool) -> Bool {
         guard inConversation ? gap < Self.limit : backlog else { return false }
-        credit = min(Self.maxCredit, credit + Self.parkCost)
+        credit = min(Self.maxCredit, credit + (inConversation ? conversationEarning : Self.parkCost))
         return true
     }
 }

@@ -47,6 +47,16 @@ extension PortRunLoop {
         inbox.withLock(handing: work) { inbox, work -> (Bool, Bool) in
             guard !inbox.isShutDown else { return (false, false) }
             inbox.work.append(work)
+            // The first item since the loop last collected (its hint is down), from another
+            // loop's thread: that loop is in a conversation with this one (``IdleSpin``) whether
+            // the sender must ring or this loop is awake, spinning. Marked on ringing only
+            // (``ringDoorbell()``), a loop whose partner spins would never be marked, and its
+            // sleeps, which the partner's answers end, would earn nothing. Once per batch: a load
+            // of the hint's line (the store below writes it anyway) and of a thread-local; a
+            // thread without a loop (a burst's producer) goes no further.
+            if !workHint.pointee.load(ordering: .relaxed), let sender = ThreadLocals.loop, sender !== self {
+                sender.inConversation = true
+            }
             return (true, workArrivedLocked(&inbox))
         }
     }

@@ -227,6 +227,7 @@ extension PortRunLoop {
         // accounted for when the loop next runs dry, when its backlog is known.
         if let parked = parkedAt {
             parkedAt = nil
+            if let rangAt { idleSpin.wokeUp(after: System.monotonicSeconds() - rangAt) }
             wakeToAccount = (rangAt.map { $0 - parked } ?? .infinity, isConversing, handledCount)
             inConversation = false // what was sent has bought its one park's worth
         }
