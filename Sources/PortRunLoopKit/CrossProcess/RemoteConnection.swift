@@ -120,7 +120,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard fd >= 0 else { return }
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
-            // Held weakly through a `weak let` (see ``ReplyReader/connection``).
             let reference = WeakConnection(self)
             made = .success(try loop.watch(fileDescriptor: fd) { [reference] in
                 reference.connection?.readOnLoop(stoppingAt: nil) ?? false
@@ -275,9 +274,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         spin.record(answeredAfter: wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity)
     }
 
-    /// The connection held weakly by a reading loop's fd source (``startReading(on:)``): a
-    /// `weak let`, which is read without the run-time exclusivity check a `[weak self]` capture
-    /// (a mutable box) costs per read.
+    /// The connection held weakly by the fd sources that read it (``startReading(on:)``'s, and a
+    /// ``ReplyReader``'s): a `weak let`, read without the run-time exclusivity check a
+    /// `[weak self]` capture (a mutable box) costs on every read.
     ///
     /// Thread-safety: `Sendable`; immutable.
     private final class WeakConnection: Sendable {
@@ -300,10 +299,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// immutable.
     private final class ReplyReader: @unchecked Sendable {
         let loopID: ObjectIdentifier
-        /// The connection, held weakly (a kept reader outlives requests). A `weak let` here rather
-        /// than a `[weak self]` capture in the source's handler: that capture is a mutable box,
-        /// and each read of it a run-time exclusivity check.
-        weak let connection: RemoteConnection?
+        /// The connection, held weakly (a kept reader outlives requests).
+        let connection: WeakConnection
         @exclusivity(unchecked) var source: FileDescriptorSource?
         @exclusivity(unchecked) var wait: ReplyWait?
         /// The connection's ``keptReader``: armed between requests, not counted in `polling`.
@@ -312,7 +309,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         init(loop: PortRunLoop, wait: ReplyWait, connection: RemoteConnection) {
             loopID = ObjectIdentifier(loop)
             self.wait = wait
-            self.connection = connection
+            self.connection = WeakConnection(connection)
         }
 
         /// True while the reader's source is armed on `loop` (its loop has not shut down).
@@ -358,7 +355,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // The reader holds the source and the source's handler the reader: a cycle that
         // cancelling the source breaks. The connection is held weakly, by the reader.
         if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], reading: { [reader] in
-            reader.connection?.readOnLoop(stoppingAt: reader.wait) ?? false
+            reader.connection.connection?.readOnLoop(stoppingAt: reader.wait) ?? false
         }) {
             condition.withLock { _ in reader.source = source }
             return reader

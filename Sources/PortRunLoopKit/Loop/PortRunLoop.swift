@@ -126,8 +126,9 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Whether the loop's work answered someone who will probably answer back: it ran a Swift
     /// task's job or a synchronous call, or this thread sent a message to another loop or process
     /// (``noteMessageSentFromCurrentThread()`` when it rang a loop or sent a frame;
-    /// ``enqueueDeferringDoorbell(_:)`` for the first work handed to a loop that is awake). Part of ``isConversing``, which decides on what
-    /// terms a wake-up or a spin earns ``idleSpin`` credit (``IdleSpin``). Cleared once a
+    /// ``enqueueDeferringDoorbell(_:)`` for the first work handed to a loop that is awake). Part
+    /// of ``isConversing``, which decides on what terms a wake-up or a spin earns ``idleSpin``
+    /// credit (``IdleSpin``). Cleared once a
     /// producer's ring, or an fd that came within ``IdleSpin/limit`` (a reply read from a socket),
     /// has ended a sleep begun with it set (each answer buys at most one park's worth); a sleep a
     /// timer or a later fd ended leaves it set.
