@@ -9,8 +9,9 @@ import Testing
 /// A spinning loop in a conversation reads the conversation's socket directly instead of asking
 /// libevent (``PortRunLoop/readConversationSocket()``): only a library socket (one with a spin
 /// read) that the loop last handled, in the running mode and not cancelled; libevent is asked again
-/// after ``IdleSpin/spinReadsPerPoll`` reads; and what a read sets off runs in the next turn, never
-/// while the loop waits. Each check runs on the loop's thread, inside one `performAndWait`, where
+/// after ``IdleSpin/spinReadsPerPoll`` reads when the mode has other fd sources, never when the
+/// socket is its only one; and what a read sets off runs in the next turn, never while the loop
+/// waits. Each check runs on the loop's thread, inside one `performAndWait`, where
 /// nothing else reads the socket.
 @Suite(.timeLimit(.minutes(1))) struct ConversationSocketReadTests {
     /// A socket pair: `writer` sends, the loop watches `reader`. `reads` counts what the spin read
@@ -88,6 +89,10 @@ import Testing
 
     @Test func libEventIsAskedAfterAFewReadsInARow() throws {
         try withConversationSocket("spin-read-poll") { thread, pair, _ in
+            // Another fd source in the mode: it must not wait more than a few looks.
+            let other = try Pair()
+            let otherSource = try other.watch(on: thread.loop, public: true)
+            defer { otherSource.cancel() }
             let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
                 let loop = thread.loop
                 loop.pollLibEvent(blocking: false)
@@ -100,6 +105,19 @@ import Testing
                 return found
             }
             #expect(found == Array(repeating: .read, count: IdleSpin.spinReadsPerPoll) + [.notNow, .read])
+        }
+    }
+
+    @Test func aSocketAloneInItsModeIsReadAtEveryLook() throws {
+        try withConversationSocket("spin-read-alone") { thread, pair, _ in
+            let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
+                let loop = thread.loop
+                loop.pollLibEvent(blocking: false)
+                var found: [PortRunLoop.SpinRead] = []
+                for _ in 0..<(3 * IdleSpin.spinReadsPerPoll) { pair.write(); found.append(loop.readConversationSocket()) }
+                return found
+            }
+            #expect(found == Array(repeating: .read, count: 3 * IdleSpin.spinReadsPerPoll))
         }
     }
 

@@ -290,15 +290,18 @@ extension PortRunLoop {
     /// reads the answer when it is there, where asking libevent takes an `epoll_wait` and then
     /// that `recv`. After ``IdleSpin/spinReadsPerPoll`` reads since libevent was last asked, the
     /// next look goes to libevent (``SpinRead/notNow``), so the loop's other fds wait a few looks
-    /// at most.
+    /// at most; when the socket is the running mode's only fd source there are none to wait (a
+    /// request waiting on its loop's private mode, whose one fd is the connection's), and every
+    /// look reads it.
     ///
     /// The read is the library's own, not a user's handler: it moves frames into a port's queue or
     /// a request's reply, as the source's handler would on the next turn. What else it sets off
     /// that would run code of the user's (a connection's end reported to a disconnect or
     /// invalidation handler) goes through ``onOwner(_:)``, which queues it for that turn.
     func readConversationSocket() -> SpinRead {
-        guard spinReadsSincePoll < IdleSpin.spinReadsPerPoll, let registration = conversationSocket,
-              registration.isRegistered, !registration.isQueued, registration.group.isInRunningMode else { return .notNow }
+        guard let registration = conversationSocket, registration.isRegistered, !registration.isQueued,
+              registration.group.isInRunningMode,
+              spinReadsSincePoll < IdleSpin.spinReadsPerPoll || runningModeFileDescriptorCount() == 1 else { return .notNow }
         spinReadsSincePoll += 1
         return Unmanaged.passUnretained(registration.source)._withUnsafeGuaranteedRef { source -> SpinRead in
             guard let spinRead = source.spinRead, source.gate.tryEnter() else { return .notNow }

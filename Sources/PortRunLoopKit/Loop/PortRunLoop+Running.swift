@@ -329,6 +329,11 @@ extension PortRunLoop {
         return false
     }
 
+    /// How many fd sources the running mode has: a sum over its few source groups.
+    func runningModeFileDescriptorCount() -> Int {
+        activeGroups.reduce(0) { $0 + $1.fileDescriptors }
+    }
+
     /// Runs libevent once (``EventBase/runOnce(blocking:)``): its callbacks queue the ready fds;
     /// with `blocking`, it first waits for one, or for the ``WakeTimer`` or the ``Doorbell``. Every
     /// look at the fds goes through here, which is what ``spinReadsSincePoll`` counts from.
@@ -337,18 +342,20 @@ extension PortRunLoop {
         base.runOnce(blocking: blocking)
     }
 
-    /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep).
+    /// Polls libevent without blocking on every 8th call (the inbox has work: no sleep), when the
+    /// running mode has fd sources: they are all it has to report here (timers fire from the
+    /// loop's own heap each turn, and a ring needs no look while the loop is awake).
     private func pollOccasionally() {
         iterationsSincePoll += 1
         if iterationsSincePoll >= 8 {
             iterationsSincePoll = 0
-            pollLibEvent(blocking: false)
+            if runningModeHasFileDescriptors() { pollLibEvent(blocking: false) }
         }
     }
 
     /// Spins for up to `allowance` seconds (never past `wake`) for work to arrive, giving the CPU
-    /// away (`sched_yield`) between checks and polling libevent every ``IdleSpin/pollInterval``.
-    /// True when there is something to do: work arrived (or a stop or wake request), an fd became
+    /// away (`sched_yield`) between checks and, when the running mode has fd sources, looking at
+    /// them every ``IdleSpin/pollInterval`` (the conversation's socket, or libevent). True when there is something to do: work arrived (or a stop or wake request), an fd became
     /// ready, or `wake` came. Pays for the spin in ``idleSpin``.
     ///
     /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
@@ -378,6 +385,10 @@ extension PortRunLoop {
                 case .empty:
                     break
                 case .notNow:
+                    // Only fd sources are news from libevent here: the spin itself watches for
+                    // work and for `wake` (timers). A mode with none, such as an actor's loop
+                    // between jobs, is spared the `epoll_wait`.
+                    guard runningModeHasFileDescriptors() else { break }
                     pollLibEvent(blocking: false)
                     if !readyFileDescriptors.isEmpty {
                         spinFound(after: now - start, inConversation: inConversation)
