@@ -9,9 +9,9 @@ import Synchronization
 /// a ``MessagePort`` standing for it is made only when the handler asks for one
 /// (``MessagePort/Message/replyPort``, see ``ReplyAddress``).
 ///
-/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered` and `invalidated`
-/// are atomic (an `Atomic`, not a mutex: one is made per request from another process), and
-/// `madePort` is guarded by its `Mutex`.
+/// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered`, `invalidated`
+/// and `portWasMade` are atomic (an `Atomic`, not a mutex: one is made per request from another
+/// process), and `madePort` is guarded by its `Mutex`.
 final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     enum Route {
         /// The answer to the request with this id: one send only.
@@ -28,6 +28,9 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     /// The port made for this route, held weakly: the port holds the route (its remote end), and
     /// while a handler keeps the port every read of ``MessagePort/Message/replyPort`` returns it.
     private let madePort = Mutex<WeakPort>(WeakPort())
+    /// Set once a port was made for this route: until then a reply goes out without taking
+    /// `madePort`'s lock and loading its weak reference (most routes never get a port).
+    private let portWasMade = Atomic<Bool>(false)
 
     struct WeakPort { weak var port: MessagePort? }
 
@@ -73,6 +76,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
             if let port = made.port { return port }
             let port = MessagePort(remote: self, logger: connection.publication.logger)
             made.port = port
+            portWasMade.store(true, ordering: .releasing)
             return port
         }
     }
@@ -80,7 +84,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     /// Sends a reply: through the port made for this route while one exists (so it counts the
     /// send in its statistics), else directly. False once that port was invalidated.
     func reply(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
-        if let port = madePort.withLock({ $0.port }) {
+        if portWasMade.load(ordering: .acquiring), let port = madePort.withLock({ $0.port }) {
             return port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
         }
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")

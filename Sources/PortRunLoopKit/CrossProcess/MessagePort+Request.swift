@@ -30,7 +30,7 @@ extension MessagePort {
         // Invalid: invalidated here, or the connection's end invalidated it (then that end is the error).
         guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
         let reply = try connection.request(msgid: msgid, components: components,
-                                           sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
+                                           sendTimeout: max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
         return replyMessage(reply)
     }
@@ -49,7 +49,7 @@ extension MessagePort {
         guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
         guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
         let reply = try connection.request(msgid: msgid, components: components, descriptors: fileDescriptors,
-                                           sendDeadline: System.monotonicSeconds() + max(0, sendTimeout.seconds),
+                                           sendTimeout: max(0, sendTimeout.seconds),
                                            receiveTimeout: max(0, receiveTimeout.seconds))
         return replyMessage(reply)
     }

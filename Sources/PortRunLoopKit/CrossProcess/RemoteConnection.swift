@@ -161,7 +161,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
               descriptors: [Int32]) -> Bool {
         switch send(flags: [], msgid: msgid, firstID: 0, components: components, replyPort: replyPort,
-                    descriptors: descriptors, before: deadline) {
+                    descriptors: descriptors, before: deadline, now: nil) {
         case .success: return true
         case .failure(let error):
             if case .tooManyFileDescriptors = error {
@@ -216,7 +216,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// loop is optional), so it reads the socket itself (``awaitReplyWithoutLoop(_:until:)``): it
     /// spins while that pays, then polls it as a send waiting for credits does
     /// (``waitForFrames(until:)``), and stops when its wait is complete.
-    func request(msgid: UInt32, components: [Data], descriptors: [Int32] = [], sendDeadline: Double,
+    ///
+    /// One reading of the clock serves the send's deadline, the frame's answer time and the start
+    /// of the receive timeout, unless the send had to wait (then the receive timeout starts when
+    /// the frame went out).
+    func request(msgid: UInt32, components: [Data], descriptors: [Int32] = [], sendTimeout: Double,
                  receiveTimeout: Double) throws(CrossProcessPortError) -> ReplyWait.Reply {
         let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
         let wait = ReplyWait(waiter: loop)
@@ -225,13 +229,16 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             requests.insert(wait, id: nextRequestID)
             return nextRequestID
         }
-        let sent = send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
-                        descriptors: descriptors, before: sendDeadline)
-        if case .failure(let error) = sent {
+        let start = System.monotonicSeconds()
+        let sentAt: Double
+        switch send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
+                    descriptors: descriptors, before: start + sendTimeout, now: start) {
+        case .success(let time): sentAt = time
+        case .failure(let error):
             condition.withLock { _ in requests.remove(id) }
             throw error
         }
-        let receiveDeadline = System.monotonicSeconds() + receiveTimeout
+        let receiveDeadline = sentAt + receiveTimeout
         if let loop, let reader = serveReplies(on: loop, for: wait) {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
             finishServing(reader)
@@ -409,9 +416,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// the fields, with no ``CrossProcessFrame`` made (no copy of `components` to retain and
     /// release), into the connection's send buffer, or, for a frame larger than that, a temporary
     /// one (`withUnsafeTemporaryAllocation`, as ``InboundConnection`` does for replies).
+    ///
+    /// `now`: the caller's reading of the clock, used for the frame's answer time on the first
+    /// try (nil: read here). Returns when the frame went out: that reading, or a later one when
+    /// the send had to wait.
     private func send(flags: CrossProcessFrame.Flags, msgid: UInt32, firstID: UInt64, components: [Data],
                       replyPort: MessagePort?, descriptors: [Int32],
-                      before deadline: Double) -> Result<Void, CrossProcessPortError> {
+                      before deadline: Double, now: Double?) -> Result<Double, CrossProcessPortError> {
         let size = CrossProcessFrame.encodedSize(of: components)
         let limit = parameters.maximumFrameSize
         guard size <= limit else { return .failure(.messageTooLarge(size: size, limit: limit)) }
@@ -424,7 +435,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         condition.lock()
         defer { unlockReportingEnd() }
+        var clockReading = now
         while true {
+            // The caller's reading serves the first try only: every later one follows a wait.
+            let tryStart = clockReading
+            clockReading = nil
             if let ended { return .failure(ended) }
             if credits == 0 && !isReading {
                 drainFrames()
@@ -434,7 +449,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 let route = replyPort.map(routeID(for:)) ?? 0
                 let frameFlags = route == 0 ? flags : flags.union(.replyRoute)
                 let descriptorCount = UInt8(truncatingIfNeeded: descriptors.count)
-                let answer = answers.answerTime(sendingAt: System.monotonicSeconds())
+                let sendingAt = tryStart ?? System.monotonicSeconds()
+                let answer = answers.answerTime(sendingAt: sendingAt)
                 let fd = self.fd
                 // Encodes the frame into `buffer` and sends it.
                 func send(in buffer: UnsafeMutableRawBufferPointer) -> System.SocketResult {
@@ -453,7 +469,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 case .done:
                     credits -= 1
                     PortRunLoop.noteMessageSentFromCurrentThread() // the peer may well answer
-                    return .success(())
+                    return .success(sendingAt)
                 case .wouldBlock:
                     // The socket is full (large frames): wait for room, without the lock.
                     let fd = self.fd
