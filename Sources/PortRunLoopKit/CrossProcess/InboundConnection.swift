@@ -108,7 +108,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         // the loop, which may earn its spin by it (``PortRunLoop/noteAnswer(after:)``).
         var answerGap = Double.infinity
         defer {
-            if received > 0 { publication.count { $0.messagesReceived += received } }
+            if received > 0 { publication.countMessagesReceived(received) }
             if answerGap < .infinity { publication.loop.noteAnswer(after: answerGap) }
         }
         var read = 0

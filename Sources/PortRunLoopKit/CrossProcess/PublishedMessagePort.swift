@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// A ``MessagePort`` published under a name for other processes on this host (the
 /// `CFMessagePortCreateLocal(name)` / `NSMessagePortNameServer` registration), made by
@@ -37,10 +38,15 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         var connections: [ObjectIdentifier: InboundConnection] = [:]
         var isPublished = true
         var disconnectHandler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?
+        /// All counts but `messagesReceived`, which stays 0 here (see ``messagesReceived``).
         var statistics = Statistics(connectionsAccepted: 0, connectionsRefused: 0, peersDisconnected: 0,
                                     framesRejected: 0, messagesReceived: 0)
     }
     private let state: TracedMutex<State>
+    /// ``Statistics/messagesReceived``, counted apart from the rest: added to once per batch of
+    /// frames read (per request in a request/reply exchange), an atomic add where the mutex would
+    /// be a lock and an unlock.
+    private let messagesReceived = Atomic<Int>(0)
     /// Where every connection reads its frames (they are all read on the loop's thread):
     /// ``receiveSlotCount`` slots of ``receiveSlotSize`` bytes, one frame per slot, filled by one
     /// `recvmmsg` (``System/receiveFrames(_:into:slotSize:count:lengths:control:controlSize:descriptorCounts:)``), and the frames'
@@ -115,7 +121,11 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     /// A snapshot of the counts.
     ///
     /// Thread-safety: any thread.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics {
+        var statistics = state.withLock { $0.statistics }
+        statistics.messagesReceived = messagesReceived.load(ordering: .relaxed)
+        return statistics
+    }
 
     /// Whether the name is still published.
     ///
@@ -234,7 +244,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
 
     // MARK: Called by connections (owner thread)
 
-    func count(_ update: (inout Statistics) -> Void) { state.withLock { update(&$0.statistics) } }
+    func countMessagesReceived(_ count: Int) { messagesReceived.wrappingAdd(count, ordering: .relaxed) }
 
     /// A connection ended: forget it, count it, tell the handler (through the loop's
     /// ``PortRunLoop/onOwner(_:)``: at once, or in the next turn when a spin's read found the end).

@@ -44,14 +44,19 @@ class BlockingCall: @unchecked Sendable {
     final var isComplete: Bool { word.load(ordering: .acquiring) & 1 != 0 }
 
     /// Marks the call complete and wakes its waiter (once; later calls do nothing).
+    ///
+    /// A waiter whose loop runs on this very thread is not woken: this code runs inside its wait
+    /// (a reply read by the wait's own fd source or spin), which looks at ``isComplete`` after
+    /// every handler and every spin that found something, before it would sleep again. Waking it
+    /// would take its inbox lock and make its next turn take it again, for nothing.
     final func complete() {
         if waiterLoop == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
         let before = word.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue
         guard before & 1 == 0 else { return }
         if before & 2 != 0 {
             ParkingLot.wakeAll(key: key)
-        } else {
-            waiterLoop?.wakeUp()
+        } else if let loop = waiterLoop, !loop.isCurrentThread {
+            loop.wakeUp()
         }
     }
 
