@@ -10,12 +10,7 @@ import PortRunLoopTestSupport
 /// window is owed, a batch's in one frame, and gives back the credits of messages nobody handled
 /// (X5).
 @Suite(.serialized) struct CrossProcessCreditTests {
-    private func sendMessages(_ count: Int, to fd: Int32) {
-        for msgid in UInt32(0)..<UInt32(count) {
-            let frame = CrossProcessFrame(kind: .message, msgid: msgid).encoded()
-            #expect(frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == frame.count)
-        }
-    }
+    private func sendMessages(_ count: Int, to fd: Int32) { sendRawMessages(UInt32(0)..<UInt32(count), to: fd) }
 
     @Test func aBatchsCreditsComeBackInOneFrame() throws {
         let directory = NameDirectory()

@@ -156,6 +156,14 @@ func rawConnection(to directory: NameDirectory, name: String) -> Int32 {
     return fd
 }
 
+/// Writes a message frame (no components, no reply) for each of `msgids` to a raw socket.
+func sendRawMessages<IDs: Sequence<UInt32>>(_ msgids: IDs, to fd: Int32) {
+    for msgid in msgids {
+        let frame = CrossProcessFrame(kind: .message, msgid: msgid).encoded()
+        #expect(frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == frame.count)
+    }
+}
+
 /// Reads one frame from a raw socket (a hand-made peer's end), waiting at most 10 s.
 func readRawFrame(_ fd: Int32) -> CrossProcessFrame? {
     var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -12,13 +12,6 @@ import PortRunLoopTestSupport
 /// stay in the socket for the next look or the source's handler, which reads them in batches;
 /// none is lost or reordered.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct PublisherSpinReadTests {
-    private func sendMessages(_ msgids: [UInt32], to fd: Int32) {
-        for msgid in msgids {
-            let frame = CrossProcessFrame(kind: .message, msgid: msgid).encoded()
-            #expect(frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == frame.count)
-        }
-    }
-
     @Test func aSpinReadTakesOneFrame() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
@@ -33,12 +26,12 @@ import PortRunLoopTestSupport
         let fd = rawConnection(to: directory, name: "spin")
         defer { close(fd) }
         // Handled once by its source, the connection is the loop's conversation socket.
-        sendMessages([0], to: fd)
+        sendRawMessages([0], to: fd)
         #expect(handled.wait(for: 1))
         // Three frames in the socket before the first look (written on the loop's thread, which
         // reads nothing meanwhile): one per look, then nothing.
         let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
-            sendMessages([1, 2, 3], to: fd)
+            sendRawMessages([1, 2, 3], to: fd)
             thread.loop.spinReadsSincePoll = 0
             return (0..<4).map { _ in thread.loop.readConversationSocket() }
         }
@@ -47,7 +40,7 @@ import PortRunLoopTestSupport
         #expect(handled.values == [0, 1, 2, 3])
         // Behind a spin read's one frame, the source's handler takes the rest.
         try thread.loop.performAndWait {
-            sendMessages([4, 5, 6], to: fd)
+            sendRawMessages([4, 5, 6], to: fd)
             thread.loop.spinReadsSincePoll = 0
             #expect(thread.loop.readConversationSocket() == .read)
         }

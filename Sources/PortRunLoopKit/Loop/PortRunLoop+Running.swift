@@ -288,7 +288,7 @@ extension PortRunLoop {
         iterationsSincePoll = 0
         sleeps.increment()
         parkedAt = idleStart
-        if wake == .infinity && !runningModeHasFileDescriptors() {
+        if wake == .infinity && runningModeFileDescriptorCount() == 0 {
             // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
             doorbell.waitForRing()
         } else {
@@ -322,14 +322,8 @@ extension PortRunLoop {
         // turn's collect refreshes `parkedFlagLeftSet` and accounts for the wake-up (`parkedAt`).
     }
 
-    /// True when a source group of the running mode holds an fd source (the wait must then be in
-    /// libevent, which reports its readiness). A few groups, not a walk over the sources.
-    private func runningModeHasFileDescriptors() -> Bool {
-        for group in activeGroups where group.fileDescriptors > 0 { return true }
-        return false
-    }
-
-    /// How many fd sources the running mode has: a sum over its few source groups.
+    /// How many fd sources the running mode has: a sum over its few source groups, not a walk over
+    /// the sources. With any, a wait must be in libevent, which reports their readiness.
     func runningModeFileDescriptorCount() -> Int {
         activeGroups.reduce(0) { $0 + $1.fileDescriptors }
     }
@@ -349,14 +343,15 @@ extension PortRunLoop {
         iterationsSincePoll += 1
         if iterationsSincePoll >= 8 {
             iterationsSincePoll = 0
-            if runningModeHasFileDescriptors() { pollLibEvent(blocking: false) }
+            if runningModeFileDescriptorCount() > 0 { pollLibEvent(blocking: false) }
         }
     }
 
     /// Spins for up to `allowance` seconds (never past `wake`) for work to arrive, giving the CPU
     /// away (`sched_yield`) between checks and, when the running mode has fd sources, looking at
-    /// them every ``IdleSpin/pollInterval`` (the conversation's socket, or libevent). True when there is something to do: work arrived (or a stop or wake request), an fd became
-    /// ready, or `wake` came. Pays for the spin in ``idleSpin``.
+    /// them every ``IdleSpin/pollInterval`` (the conversation's socket, or libevent). True when
+    /// there is something to do: work arrived (or a stop or wake request), an fd became ready, or
+    /// `wake` came. Pays for the spin in ``idleSpin``.
     ///
     /// Yielding, rather than busy-waiting, lets a producer that shares the CPU run meanwhile.
     /// ``workHint`` is read without the inbox lock: a stale answer only means one more turn, or a
@@ -388,7 +383,7 @@ extension PortRunLoop {
                     // Only fd sources are news from libevent here: the spin itself watches for
                     // work and for `wake` (timers). A mode with none, such as an actor's loop
                     // between jobs, is spared the `epoll_wait`.
-                    guard runningModeHasFileDescriptors() else { break }
+                    guard runningModeFileDescriptorCount() > 0 else { break }
                     pollLibEvent(blocking: false)
                     if !readyFileDescriptors.isEmpty {
                         spinFound(after: now - start, inConversation: inConversation)
