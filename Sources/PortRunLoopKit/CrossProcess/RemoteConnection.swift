@@ -438,8 +438,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         var clockReading = now
         while true {
             // The caller's reading serves the first try only: every later one follows a wait.
-            let tryStart = clockReading
-            clockReading = nil
+            let tryStart = clockReading.take()
             if let ended { return .failure(ended) }
             if credits == 0 && !isReading {
                 drainFrames()
