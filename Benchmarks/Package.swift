@@ -56,6 +56,21 @@ let package = Package(
         // pkgConfig: hiredis.pc's -D_FILE_OFFSET_BITS=64 is a SwiftPM warning on every build; the
         // headers are in the default include path and the module map links the library.
         .systemLibrary(name: "CBenchHiredis", path: "Sources/CBenchHiredis"),
+        // What the second process of the cross-process and bus scenarios runs (each transport's
+        // client and server, the bus-notification sides), without package-benchmark: linking it
+        // would bring the malloc interposer, which replaces `malloc` and `free` for the whole
+        // process. The benchmark process counts allocations; the peer process counts none, so the
+        // interposer would only add its cost to every allocation of every peer's server there.
+        .target(
+            name: "PeerSupport",
+            dependencies: [
+                "CBenchNative",
+                .product(name: "PortRunLoopKit", package: library),
+                .product(name: "PortRunLoopDBus", package: library),
+                .product(name: "PortRunLoopRedis", package: library),
+            ],
+            path: "Sources/PeerSupport"
+        ),
         // The harness and every peer except NIO (shared by both benchmark targets).
         .target(
             name: "BenchSupport",
@@ -63,6 +78,7 @@ let package = Package(
                 "CBenchSupport",
                 "CBenchNative",
                 "CBenchLibEvent",
+                "PeerSupport",
                 .product(name: "PortRunLoopKit", package: library),
                 .product(name: "PortRunLoopDBus", package: library),
                 .product(name: "PortRunLoopRedis", package: library),
@@ -70,11 +86,23 @@ let package = Package(
             ],
             path: "Sources/BenchSupport"
         ),
+        // The SwiftNIO transport of the cross-process scenarios (client and server over a Unix
+        // socket), for both processes: without package-benchmark, like PeerSupport.
+        .target(
+            name: "NIOSocketPeer",
+            dependencies: [
+                "PeerSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/NIOSocketPeer"
+        ),
         // The SwiftNIO peer (EventLoop.execute, and NIO's executor for the actor hop).
         .target(
             name: "NIOPeer",
             dependencies: [
                 "BenchSupport",
+                "NIOSocketPeer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -85,6 +113,8 @@ let package = Package(
             dependencies: [
                 "BenchSupport",
                 "NIOPeer",
+                "NIOSocketPeer",
+                "PeerSupport",
                 .product(name: "PortRunLoopKit", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
@@ -95,7 +125,7 @@ let package = Package(
         // on command (see its main.swift). Built beside the benchmarks by Scripts/run-benchmarks.sh.
         .executableTarget(
             name: "CrossProcessBenchPeer",
-            dependencies: ["BenchSupport", "NIOPeer", "CBenchNative"],
+            dependencies: ["PeerSupport", "NIOSocketPeer", "CBenchNative"],
             path: "Sources/CrossProcessBenchPeer"
         ),
         .executableTarget(

@@ -1,4 +1,5 @@
 import BenchSupport
+import PeerSupport
 
 /// The bus-notification scenarios (Docs/Benchmarks.md, "Bus notifications"): notifications between
 /// two processes over D-Bus and over Redis, `BusNotificationCenter` against C on the same library,

@@ -1,5 +1,6 @@
 import BenchSupport
-import NIOPeer
+import NIOSocketPeer
+import PeerSupport
 
 /// The cross-process scenarios (Docs/Benchmarks.md, "Cross-process"): a server in a second process
 /// (`CrossProcessBenchPeer`), round trips and bursts from one or four senders, every transport side by

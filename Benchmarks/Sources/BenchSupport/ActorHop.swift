@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 import PortRunLoopKit
 
 /// An actor the actor-hop scenario calls into; each call hops onto the actor's executor and back.

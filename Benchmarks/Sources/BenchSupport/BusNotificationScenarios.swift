@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import PeerSupport
 
 extension Scenarios {
     /// Round trips per `BusNotification.RoundTrip` sample.

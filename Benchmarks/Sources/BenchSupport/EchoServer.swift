@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 
 /// A TCP echo server on 127.0.0.1 with ONE loop thread: whatever a connection sends comes back.
 ///

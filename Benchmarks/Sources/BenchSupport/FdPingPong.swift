@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 
 /// What a loop carries beside the fd ping-pong: nothing, idle fd sources, or idle timers.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import PeerSupport
 #endif
 import Foundation
 import PortRunLoopKit

@@ -1,5 +1,6 @@
 import CBenchNative
 import Foundation
+import PeerSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
-import Foundation
 import CBenchSupport
+import Foundation
+import PeerSupport
 import Synchronization
 
 /// The consumer-side end of every scenario. Each peer calls ``receive()`` once per message on its

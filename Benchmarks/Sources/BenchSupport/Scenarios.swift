@@ -1,5 +1,6 @@
 import Benchmark
 import Foundation
+import PeerSupport
 
 /// Makes a peer's channel whose consumer calls `receiver`.
 public typealias ChannelFactory = @Sendable (Receiver) throws -> any MessageChannel

@@ -1,5 +1,6 @@
 import Benchmark
 import CBenchSupport
+import PeerSupport
 
 extension Scenarios {
     /// The pacing of a sparse-traffic scenario: one message every `gap`, `messages` per sample.

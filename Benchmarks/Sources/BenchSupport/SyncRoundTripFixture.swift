@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 import Synchronization
 
 /// A blocking call from a plain thread (no run loop) onto a consumer thread, ``Scenarios/roundTrips``

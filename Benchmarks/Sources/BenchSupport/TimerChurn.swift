@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 
 /// One peer of the timer churn: the cost of a connection timeout per request. On one loop thread,
 /// each *turn* is one zero-delay timer that fires; its handler schedules

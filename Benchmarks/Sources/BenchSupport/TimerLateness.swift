@@ -1,4 +1,5 @@
 import Benchmark
+import PeerSupport
 
 /// One peer of the timer lateness: how late a one-shot timer a little under a millisecond ahead
 /// runs on an otherwise idle loop thread, the wait a server's short timeouts and rate limiters rely

@@ -8,10 +8,10 @@
 //   CrossProcessBenchPeer notify-send|notify-receive|notify-ping|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare] ADDRESS
 //       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
 // ADDRESS is a socket path (raw, nio), a bus address (dbus) a port name (ours) or a Redis port on 127.0.0.1.
-import BenchSupport
 import CBenchNative
 import Foundation
-import NIOPeer
+import NIOSocketPeer
+import PeerSupport
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("CrossProcessBenchPeer: \(message)\n".utf8))

@@ -1,6 +1,7 @@
 import BenchSupport
 import NIOCore
 import NIOPosix
+import PeerSupport
 
 /// SwiftNIO: the fd ping-pong on ONE `EventLoop` (a one-thread `MultiThreadedEventLoopGroup`). Each
 /// end of the socketpair becomes a channel with `NIOPipeBootstrap.takingOwnershipOfDescriptor(

@@ -1,6 +1,6 @@
-import BenchSupport
 import NIOCore
 import NIOPosix
+import PeerSupport
 
 /// SwiftNIO over a Unix-domain stream socket, the cross-process exchange of `cbench_seqpacket.h`
 /// framed with a 4-byte big-endian length (a stream has no message boundaries). The server half
