@@ -71,7 +71,7 @@ let package = Package(
             ],
             path: "Sources/PeerSupport"
         ),
-        // The harness and every peer except NIO (shared by both benchmark targets).
+        // The harness and the in-process peers except NIO (shared by both benchmark targets).
         .target(
             name: "BenchSupport",
             dependencies: [
@@ -102,7 +102,6 @@ let package = Package(
             name: "NIOPeer",
             dependencies: [
                 "BenchSupport",
-                "NIOSocketPeer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
