@@ -191,6 +191,7 @@ import PortRunLoopTestSupport
         let fds = (0..<carried).map { _ in Self.pipeHolding("x") }
         let pipes = Set(fds.map(Self.pipeID))
         let fd = rawConnection(to: directory, name: "fd-liar")
+        announceDescriptors(on: fd)
         let frame = CrossProcessFrame(kind: .message, msgid: 1, descriptorCount: UInt8(announced)).encoded()
         let sent = frame.withUnsafeBytes { bytes in
             carried == 0 ? System.sendFrame(fd, bytes)
@@ -225,6 +226,7 @@ import PortRunLoopTestSupport
         let fds = (0..<3).map { _ in Self.pipeHolding("x") }
         let pipes = Set(fds.map(Self.pipeID))
         let fd = rawConnection(to: directory, name: "fd-batch")
+        announceDescriptors(on: fd)
         for (index, announced) in [1, 0, 1].enumerated() { // the middle frame hides its descriptor
             let frame = CrossProcessFrame(kind: .message, msgid: UInt32(index), descriptorCount: UInt8(announced)).encoded()
             let sent = frame.withUnsafeBytes { bytes in

@@ -8,13 +8,13 @@ import Testing
 /// or a ``FrameError``) that is consistent with the bytes (X4).
 struct CrossProcessFrameFuzzTests {
     private func randomFrame(_ random: inout SeededGenerator) -> CrossProcessFrame {
-        let kinds: [CrossProcessFrame.Kind] = [.message, .credit, .reply, .routed, .closing]
+        let kinds: [CrossProcessFrame.Kind] = [.message, .credit, .reply, .routed, .closing, .descriptors]
         let kind = kinds[Int.random(in: 0..<kinds.count, using: &random)]
         switch kind {
         case .credit:
             return CrossProcessFrame(kind: .credit, firstID: UInt64.random(in: 1...1000, using: &random))
-        case .closing:
-            return CrossProcessFrame(kind: .closing)
+        case .closing, .descriptors:
+            return CrossProcessFrame(kind: kind)
         case .message:
             let request = Bool.random(using: &random)
             let route = Bool.random(using: &random)

@@ -173,3 +173,24 @@ func readRawFrame(_ fd: Int32) -> CrossProcessFrame? {
     guard count > 0 else { return nil }
     return Array(buffer[0..<count]).withUnsafeBytes { try? CrossProcessFrame.parse($0) }
 }
+
+/// Sends on a raw connection what a sender sends before its first frame with descriptors
+/// (``CrossProcessFrame/Kind/descriptors``).
+func announceDescriptors(on fd: Int32) {
+    let frame = CrossProcessFrame.descriptorsFrame
+    #expect(frame.withUnsafeBytes { System.sendFrame(fd, $0) } == .done(frame.count))
+}
+
+/// Reads the next frame of a raw connection within 10 seconds (`recvmsg`: its descriptors, if
+/// any, come with it, owned). Nil when none came or it did not parse.
+func readFrame(from fd: Int32) -> (frame: CrossProcessFrame, descriptors: [TransferredFileDescriptor])? {
+    guard !System.poll(fd, for: .readable, untilMonotonic: System.monotonicSeconds() + 10).isEmpty else { return nil }
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    let control = UnsafeMutableRawBufferPointer.allocate(byteCount: System.descriptorControlSize(16), alignment: 8)
+    defer { buffer.deallocate(); control.deallocate() }
+    var count: Int32 = 0
+    guard case .done(let length) = System.receiveFrame(fd, into: buffer, control: control, descriptorCount: &count) else { return nil }
+    let descriptors = count > 0 ? System.takeDescriptors(control.baseAddress!, count: Int(count)) : []
+    guard let frame = try? CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) else { return nil }
+    return (frame, descriptors)
+}
