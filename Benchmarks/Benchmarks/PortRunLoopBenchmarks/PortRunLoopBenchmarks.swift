@@ -45,6 +45,8 @@ let benchmarks: @Sendable () -> Void = {
     for peer in peers {
         Scenarios.firstSendAfterIdle(peer.name, factory: peer.factory)
     }
+    // The same, every peer but Foundation's run loop in turn within each sample (the targets' measure).
+    Scenarios.firstSendAfterIdleInterleaved(peers: peers.filter { !$0.slow }.map { ($0.name, $0.factory) })
 
     // A notification redirected to another thread vs NIO execute carrying the same notification.
     Scenarios.throughput("Redirect.Ours.ThreadNotificationCenter.post", producers: 1) {

@@ -61,6 +61,10 @@ func registerServerScenarios() {
             Scenarios.sparseCPU(peer.name, gap: gap, factory: peer.factory)
         }
     }
+    // The same peers in turn within each sample (the targets' measure).
+    for gap in Scenarios.SparseGap.all {
+        Scenarios.sparseCPUInterleaved(gap: gap, peers: sparsePeers)
+    }
 
     // EchoServer.<peer>: a TCP echo server with one loop thread, 1000 client connections.
     Scenarios.echoServer("Ours") { try PortRunLoopEchoServer() }

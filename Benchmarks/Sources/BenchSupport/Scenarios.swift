@@ -167,12 +167,24 @@ final class FirstSendFixture {
         ProcessCounters.sleep(milliseconds: idleMilliseconds)
         let switches = ProcessCounters.contextSwitches()
         benchmark.startMeasurement()
+        let latency = send()
+        benchmark.stopMeasurement()
+        benchmark.measurement(BenchMetrics.latencyNs, latency)
+        record(benchmark, operations: 1, contextSwitches: ProcessCounters.contextSwitches() - switches, wakeSignals: nil)
+    }
+
+    /// Idles, then sends one message: its latency, ns (``runSample(_:)`` without the harness).
+    func measureOnce() -> Int {
+        ProcessCounters.sleep(milliseconds: idleMilliseconds)
+        return send()
+    }
+
+    /// Sends one message and waits for it: from the send to its arrival, ns.
+    private func send() -> Int {
         let sent = ProcessCounters.nanoseconds()
         channel.send()
         receiver.done.wait()
-        benchmark.stopMeasurement()
-        benchmark.measurement(BenchMetrics.latencyNs, Int(receiver.lastArrival &- sent))
-        record(benchmark, operations: 1, contextSwitches: ProcessCounters.contextSwitches() - switches, wakeSignals: nil)
+        return Int(receiver.lastArrival &- sent)
     }
 
     func shutDown() { channel.shutDown() }

@@ -65,24 +65,30 @@ final class SparseFixture {
     }
 
     func runSample(_ benchmark: Benchmark) {
-        receiver.expect(gap.messages)
         let switches = ProcessCounters.contextSwitches()
-        let cpu = ProcessCounters.cpuNanoseconds()
         benchmark.startMeasurement()
+        let (cpuPerMessage, placed) = measure(messages: gap.messages)
+        benchmark.stopMeasurement()
+        benchmark.measurement(BenchMetrics.cpuNsPerMessage, cpuPerMessage)
+        benchmark.measurement(BenchMetrics.sameCPUPercent, placed)
+        record(benchmark, operations: gap.messages, contextSwitches: ProcessCounters.contextSwitches() - switches,
+               wakeSignals: nil)
+    }
+
+    /// Sends `messages` one gap apart and waits until the consumer handled the last: the process
+    /// CPU per message, ns, and the percentage handled on the producer's CPU.
+    func measure(messages: Int) -> (cpuNsPerMessage: Int, sameCPUPercent: Int) {
+        receiver.expect(messages)
+        let cpu = ProcessCounters.cpuNanoseconds()
         var next = ProcessCounters.nanoseconds()
-        for _ in 0..<gap.messages {
+        for _ in 0..<messages {
             next &+= gap.nanoseconds
             ProcessCounters.sleep(untilNanoseconds: next)
             receiver.producerCPU.store(sched_getcpu(), ordering: .relaxed)
             channel.send()
         }
         receiver.done.wait()
-        benchmark.stopMeasurement()
-        let cpuPerMessage = (ProcessCounters.cpuNanoseconds() - cpu) / UInt64(gap.messages)
-        benchmark.measurement(BenchMetrics.cpuNsPerMessage, Int(cpuPerMessage))
-        benchmark.measurement(BenchMetrics.sameCPUPercent, receiver.onProducerCPU * 100 / gap.messages)
-        record(benchmark, operations: gap.messages, contextSwitches: ProcessCounters.contextSwitches() - switches,
-               wakeSignals: nil)
+        return (Int((ProcessCounters.cpuNanoseconds() - cpu) / UInt64(messages)), receiver.onProducerCPU * 100 / messages)
     }
 
     func shutDown() { channel.shutDown() }
