@@ -20,7 +20,8 @@ import Synchronization
 /// Thread-safety: `@unchecked Sendable`. `state` is guarded by its mutex (`fd` is read there by
 /// reply senders on any thread, and set to -1 by ``close(reason:)`` on the loop's thread, which
 /// closes the fd after its source is cancelled); `taken` is atomic (added to by the thread of the
-/// port's loop, emptied by the flush under the mutex). `peer`, `publication`, `port` and `credits`
+/// port's loop, emptied by the flush under the mutex); `takingDescriptors` is read and written
+/// only by the reads on the owner thread. `peer`, `publication`, `port` and `credits`
 /// are immutable; the publication is held strongly (a reply port may outlive it), a cycle its
 /// unpublication breaks.
 final class InboundConnection: CreditSink, @unchecked Sendable {
