@@ -96,6 +96,42 @@ import PortRunLoopTestSupport
         try thread.loop.performAndWait { second.unpublish() }
     }
 
+    /// A client reads only a lock record of its own wire format version: a publisher that
+    /// recorded another one (another build of the library) is not found at lookup, rather than
+    /// met by a first frame it cannot read.
+    @Test func aPublisherOfAnotherWireFormatVersionIsNotFound() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let thread = try RunLoopThread(name: "xproc-version")
+        defer { thread.stop() }
+        let published = try directory.registry.publish(MessagePort(), as: "versioned", on: thread.loop)
+        defer { try? thread.loop.performAndWait { published.unpublish() } }
+        let lockPath = directory.path + "/versioned.lock"
+        let ours = try String(contentsOfFile: lockPath, encoding: .utf8)
+        var fields = ours.split(separator: " ").map(String.init)
+        guard fields.count == 4, fields[0] == "PRLX", let version = Int(fields[1]) else {
+            Issue.record("not a publisher's record: \(ours)")
+            return
+        }
+        fields[1] = "\(version + 1)"
+        let other = fields.joined(separator: " ")
+        // Rewritten in place: the publisher holds its lock on this file.
+        let fd = open(lockPath, O_WRONLY | O_TRUNC)
+        #expect(fd >= 0)
+        #expect(Array(other.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == other.utf8.count)
+        close(fd)
+        #expect(throws: CrossProcessPortError.notPublished("versioned")) {
+            _ = try directory.registry.remotePort(named: "versioned")
+        }
+        // Its own version again: found.
+        let restore = open(lockPath, O_WRONLY | O_TRUNC)
+        #expect(Array(ours.utf8).withUnsafeBytes { write(restore, $0.baseAddress, $0.count) } == ours.utf8.count)
+        close(restore)
+        let remote = try directory.registry.remotePort(named: "versioned")
+        #expect(remote.isValid)
+        remote.invalidate()
+    }
+
     @Test func theNameOfAKilledPublisherIsReclaimed() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
