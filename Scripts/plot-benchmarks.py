@@ -409,42 +409,50 @@ def timer_lateness_table(run, label):
     return lines if len(lines) > 4 else []
 
 
-def sparse_table(run, label):
-    lines = [f"#### Sparse traffic ({label}): process CPU per message when one message comes every gap, ns, p50 (ctx switches/msg; "
-             "% of messages handled on the CPU they were sent from); `Inline` is the producer's own share (pacing, no hand-off)", "",
-             "| peer | " + " | ".join(SPARSE_GAPS) + " |", "|:--|" + "--:|" * len(SPARSE_GAPS)]
+def sparse_rows(cell):
+    """The rows of a sparse-traffic table: one per peer with any measurement, `cell(peer, gap)` each
+    (or "–")."""
+    rows = []
     for peer in SPARSE_PEERS:
-        cells = []
-        for gap in SPARSE_GAPS:
-            r = run.get(f"SparseCPU.{peer}.{gap}")
-            cpu = r.raw("cpuNsPerMessage") if r else []
-            switches = r.capped_per_op("contextSwitches") if r else None
-            same = r.raw("sameCPUPercent") if r else []
-            placed = f"; {percentile(same, 50):.0f}%" if same else ""
-            cells.append(f"{fmt(percentile(cpu, 50))} ({fmt(switches, 2) if switches is not None else '–'}{placed})" if cpu else "–")
+        cells = [cell(peer, gap) for gap in SPARSE_GAPS]
         if any(c != "–" for c in cells):
-            lines.append(f"| {peer} | " + " | ".join(cells) + " |")
-    return lines if len(lines) > 4 else []
+            rows.append(f"| {peer} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def sparse_header(title):
+    return [title, "", "| peer | " + " | ".join(SPARSE_GAPS) + " |", "|:--|" + "--:|" * len(SPARSE_GAPS)]
+
+
+def sparse_table(run, label):
+    def cell(peer, gap):
+        r = run.get(f"SparseCPU.{peer}.{gap}")
+        cpu = r.raw("cpuNsPerMessage") if r else []
+        if not cpu:
+            return "–"
+        switches = r.capped_per_op("contextSwitches")
+        same = r.raw("sameCPUPercent")
+        placed = f"; {percentile(same, 50):.0f}%" if same else ""
+        return f"{fmt(percentile(cpu, 50))} ({fmt(switches, 2) if switches is not None else '–'}{placed})"
+
+    rows = sparse_rows(cell)
+    return sparse_header(f"#### Sparse traffic ({label}): process CPU per message when one message comes every gap, ns, p50 "
+                         "(ctx switches/msg; % of messages handled on the CPU they were sent from); `Inline` is the producer's "
+                         "own share (pacing, no hand-off)") + rows if rows else []
 
 
 def sparse_interleaved_table(run, label):
-    results = {gap: run.get(f"SparseCPU.Interleaved.{gap}") for gap in SPARSE_GAPS}
-    if not any(results.values()):
-        return []
-    lines = [f"#### Sparse traffic, interleaved ({label}): the same, every peer in turn within each sample, ns, p50 "
-             "(% of messages handled on the CPU they were sent from)", "",
-             "| peer | " + " | ".join(SPARSE_GAPS) + " |", "|:--|" + "--:|" * len(SPARSE_GAPS)]
-    for peer in SPARSE_PEERS:
-        cells = []
-        for gap in SPARSE_GAPS:
-            r = results[gap]
-            cpu = r.raw(f"cpuNsPerMessage.{peer}") if r else []
-            same = r.raw(f"sameCPUPercent.{peer}") if r else []
-            placed = f" ({percentile(same, 50):.0f}%)" if same else ""
-            cells.append(f"{fmt(percentile(cpu, 50))}{placed}" if cpu else "–")
-        if any(c != "–" for c in cells):
-            lines.append(f"| {peer} | " + " | ".join(cells) + " |")
-    return lines
+    def cell(peer, gap):
+        r = run.get(f"SparseCPU.Interleaved.{gap}")
+        cpu = r.raw(f"cpuNsPerMessage.{peer}") if r else []
+        if not cpu:
+            return "–"
+        same = r.raw(f"sameCPUPercent.{peer}")
+        return f"{fmt(percentile(cpu, 50))}" + (f" ({percentile(same, 50):.0f}%)" if same else "")
+
+    rows = sparse_rows(cell)
+    return sparse_header(f"#### Sparse traffic, interleaved ({label}): the same, every peer in turn within each sample, ns, p50 "
+                         "(% of messages handled on the CPU they were sent from)") + rows if rows else []
 
 
 def first_send_interleaved_table(run, label):

@@ -13,6 +13,7 @@ import PortRunLoopTestSupport
 /// descriptors are closed, whichever read took it.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessDescriptorAnnouncementTests {
     typealias Pipes = CrossProcessFileDescriptorTests
+    typealias Publisher = CrossProcessFileDescriptorTests.Publisher
 
     @Test func theAnnouncementIsAFrameWithoutFields() {
         let bytes = CrossProcessFrame.descriptorsFrame
@@ -33,49 +34,35 @@ import PortRunLoopTestSupport
 
     // MARK: The publisher's side
 
-    /// A publisher whose handler answers every request with a pipe's read end, recording what
-    /// each message carried.
-    private func makeReplyingPublisher(_ directory: NameDirectory, name: String) throws
-        -> (RunLoopThread, PublishedMessagePort, Collector<Int>, Recorder<CrossProcessPeer.DisconnectReason>, Signal) {
-        let thread = try RunLoopThread(name: "xproc-announce")
-        let port = MessagePort(queueLimit: 8)
-        let carried = Collector<Int>()
-        port.setHandler { message in
+    /// A publisher whose handler records what each message carried and answers every request
+    /// with a pipe's read end (a plain message has nowhere to reply to: its reply is false).
+    private func makeReplyingPublisher(_ directory: NameDirectory, name: String, carried: Collector<Int>) throws -> Publisher {
+        try Publisher(directory, name: name, queueLimit: 8) { message in
             carried.append(message.fileDescriptors.count)
-            // A request's reply goes out; a plain message has nowhere to reply to (false).
             let readEnd = Pipes.pipeHolding("reply")
             _ = message.reply(msgid: message.msgid, fileDescriptors: [readEnd], before: .distantFuture)
             close(readEnd)
         }
-        thread.loop.add(port, forMode: .default)
-        let published = try directory.registry.publish(port, as: name, on: thread.loop)
-        let disconnects = Recorder<CrossProcessPeer.DisconnectReason>()
-        let disconnected = Signal()
-        published.setPeerDisconnectHandler { _, reason in
-            disconnects.append(reason)
-            disconnected.fire()
-        }
-        return (thread, published, carried, disconnects, disconnected)
     }
 
-    private func sendFrame(_ frame: CrossProcessFrame, descriptors: [Int32] = [], to fd: Int32) {
-        let bytes = frame.encoded()
-        let sent = bytes.withUnsafeBytes { bytes in
-            descriptors.isEmpty ? System.sendFrame(fd, bytes)
-                : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
-        }
-        #expect(sent == .done(bytes.count))
+    /// A raw connection to `name` whose first message (no descriptors) its source has handled:
+    /// the connection is then the publishing loop's conversation socket.
+    private func conversingConnection(to directory: NameDirectory, name: String, carried: Collector<Int>) -> Int32 {
+        let fd = rawConnection(to: directory, name: name)
+        sendRawFrame(CrossProcessFrame(kind: .message, msgid: 1), to: fd)
+        #expect(carried.wait(for: 1))
+        return fd
     }
 
     @Test func aPublisherAnnouncesOnceBeforeItsFirstReplyWithDescriptors() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let (thread, published, _, _, _) = try makeReplyingPublisher(directory, name: "announce-replies")
-        defer { published.unpublish(); thread.stop() }
+        let publisher = try makeReplyingPublisher(directory, name: "announce-replies", carried: Collector<Int>())
+        defer { publisher.stop() }
         let fd = rawConnection(to: directory, name: "announce-replies")
         defer { close(fd) }
         for id in [1, 2] as [UInt64] {
-            sendFrame(CrossProcessFrame(kind: .message, flags: .request, msgid: UInt32(id), firstID: id), to: fd)
+            sendRawFrame(CrossProcessFrame(kind: .message, flags: .request, msgid: UInt32(id), firstID: id), to: fd)
         }
         let frames = (0..<3).compactMap { _ in readFrame(from: fd) }
         #expect(frames.map(\.frame.kind) == [.descriptors, .reply, .reply])
@@ -95,32 +82,31 @@ import PortRunLoopTestSupport
     func aPublisherRefusesDescriptorsNobodyAnnounced(bySpinRead: Bool) throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let (thread, published, carried, disconnects, disconnected) = try makeReplyingPublisher(directory, name: "unannounced")
-        defer { published.unpublish(); thread.stop() }
-        let fd = rawConnection(to: directory, name: "unannounced")
+        let carried = Collector<Int>()
+        let publisher = try makeReplyingPublisher(directory, name: "unannounced", carried: carried)
+        defer { publisher.stop() }
+        let thread = publisher.thread
+        let fd = conversingConnection(to: directory, name: "unannounced", carried: carried)
         defer { close(fd) }
-        // Handled once by its source, the connection is the loop's conversation socket.
-        sendFrame(CrossProcessFrame(kind: .message, msgid: 1), to: fd)
-        #expect(carried.wait(for: 1))
         let readEnd = Pipes.pipeHolding("x")
         let pipes: Set<UInt64> = [Pipes.pipeID(readEnd)]
         if bySpinRead {
             try thread.loop.performAndWait {
-                sendFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
+                sendRawFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
                 thread.loop.spinReadsSincePoll = 0
                 #expect(thread.loop.readConversationSocket() == .read)
             }
         } else {
-            sendFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
+            sendRawFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
         }
         close(readEnd)
-        #expect(disconnected.wait(seconds: 10))
-        guard case .protocolViolation(let why) = disconnects.values.first else {
-            Issue.record("expected a protocol violation, got \(disconnects.values)")
+        #expect(publisher.waitForDisconnect())
+        guard case .protocolViolation(let why) = publisher.disconnects.values.first else {
+            Issue.record("expected a protocol violation, got \(publisher.disconnects.values)")
             return
         }
         #expect(why.contains("before the peer announced them"))
-        #expect(published.statistics.framesRejected == 1)
+        #expect(publisher.published.statistics.framesRejected == 1)
         #expect(carried.values == [0])
         #expect(eventually { Pipes.openDescriptors(of: pipes) == 0 })
     }
@@ -130,16 +116,16 @@ import PortRunLoopTestSupport
     @Test func aSpinReadTakesDescriptorsOnceAnnounced() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let (thread, published, carried, _, _) = try makeReplyingPublisher(directory, name: "announced")
-        defer { published.unpublish(); thread.stop() }
-        let fd = rawConnection(to: directory, name: "announced")
+        let carried = Collector<Int>()
+        let publisher = try makeReplyingPublisher(directory, name: "announced", carried: carried)
+        defer { publisher.stop() }
+        let thread = publisher.thread
+        let fd = conversingConnection(to: directory, name: "announced", carried: carried)
         defer { close(fd) }
-        sendFrame(CrossProcessFrame(kind: .message, msgid: 1), to: fd)
-        #expect(carried.wait(for: 1))
         let readEnd = Pipes.pipeHolding("x")
         let found = try thread.loop.performAndWait { () -> [PortRunLoop.SpinRead] in
             announceDescriptors(on: fd)
-            sendFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
+            sendRawFrame(CrossProcessFrame(kind: .message, msgid: 2, descriptorCount: 1), descriptors: [readEnd], to: fd)
             thread.loop.spinReadsSincePoll = 0
             return (0..<3).map { _ in thread.loop.readConversationSocket() }
         }
@@ -147,31 +133,17 @@ import PortRunLoopTestSupport
         #expect(found == [.read, .read, .empty])
         #expect(carried.wait(for: 2))
         #expect(carried.values == [0, 1])
-        #expect(published.statistics.framesRejected == 0)
+        #expect(publisher.published.statistics.framesRejected == 0)
     }
 
     // MARK: The remote port's side
 
-    /// A remote port over a socket pair (its publisher is the test, at the other end), which the
-    /// connection's end invalidates, as the name registry's remote ports are.
-    private func makeRemotePort() -> (MessagePort, Int32) {
-        var ends: [Int32] = [-1, -1]
-        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends)
-        #expect(rc == 0)
-        let connection = RemoteConnection(fd: ends[0], name: "pair", options: CrossProcessPortOptions(),
-                                          parameters: PublisherParameters(credits: 8, maximumFrameSize: 4096),
-                                          logger: .portRunLoopDisabled)
-        let port = MessagePort(remote: connection, logger: nil)
-        connection.setEndObserver { [weak port] reason in port?.invalidate(reason: reason) }
-        return (port, ends[1])
-    }
-
     @Test func aRemotePortAnnouncesOnceBeforeItsFirstRequestWithDescriptors() throws {
-        let (port, peer) = makeRemotePort()
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
         // The replies are in the socket before the requests are sent (request ids start at 1).
-        sendFrame(CrossProcessFrame(kind: .reply, msgid: 1, firstID: 1), to: peer)
-        sendFrame(CrossProcessFrame(kind: .reply, msgid: 2, firstID: 2), to: peer)
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1, firstID: 1), to: peer)
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 2, firstID: 2), to: peer)
         for msgid in [1, 2] as [UInt32] {
             let readEnd = Pipes.pipeHolding("request")
             let reply = try port.sendRequest(msgid: msgid, fileDescriptors: [readEnd], sendTimeout: .seconds(10),
@@ -191,11 +163,11 @@ import PortRunLoopTestSupport
     }
 
     @Test func aRemotePortTakesDescriptorsOnceAnnounced() throws {
-        let (port, peer) = makeRemotePort()
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
         let readEnd = Pipes.pipeHolding("announced")
         announceDescriptors(on: peer)
-        sendFrame(CrossProcessFrame(kind: .reply, msgid: 7, firstID: 1, descriptorCount: 1), descriptors: [readEnd], to: peer)
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 7, firstID: 1, descriptorCount: 1), descriptors: [readEnd], to: peer)
         close(readEnd)
         let reply = try port.sendRequest(msgid: 7, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
         guard let received = reply.fileDescriptors.first?.take() else {
@@ -207,7 +179,7 @@ import PortRunLoopTestSupport
     }
 
     @Test func aRemotePortRefusesDescriptorsThePublisherDidNotAnnounce() throws {
-        let (port, peer) = makeRemotePort()
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { close(peer) }
         let reason = Recorder<MessagePort.InvalidationReason>()
         let invalidated = Signal()
@@ -215,7 +187,7 @@ import PortRunLoopTestSupport
         port.setInvalidationHandler { reason.append($0); invalidated.fire() }
         let readEnd = Pipes.pipeHolding("unannounced")
         let pipes: Set<UInt64> = [Pipes.pipeID(readEnd)]
-        sendFrame(CrossProcessFrame(kind: .reply, msgid: 7, firstID: 1, descriptorCount: 1), descriptors: [readEnd], to: peer)
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 7, firstID: 1, descriptorCount: 1), descriptors: [readEnd], to: peer)
         close(readEnd)
         #expect(throws: CrossProcessPortError.peerDied) {
             try port.sendRequest(msgid: 7, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))

@@ -51,6 +51,7 @@ import PortRunLoopTestSupport
     }
 
     /// A published port of this process (on a loop thread of its own) that records disconnects.
+    /// Its handler by default never takes the descriptors: they close with the message.
     final class Publisher: @unchecked Sendable {
         let thread: RunLoopThread
         let port: MessagePort
@@ -59,10 +60,11 @@ import PortRunLoopTestSupport
         let disconnected = DispatchSemaphore(value: 0)
 
         init(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions = CrossProcessPortOptions(),
-             queueLimit: Int = 5, schedule: Bool = true) throws {
+             queueLimit: Int = 5, schedule: Bool = true,
+             handler: @escaping @Sendable (MessagePort.Message) -> Void = { _ in }) throws {
             thread = try RunLoopThread(name: "xproc-fds")
             port = MessagePort(queueLimit: queueLimit)
-            port.setHandler { _ in } // never takes the descriptors: they close with the message
+            port.setHandler(handler)
             if schedule { thread.loop.add(port, forMode: .default) }
             published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
             published.setPeerDisconnectHandler { [disconnects, disconnected] _, reason in
@@ -192,12 +194,7 @@ import PortRunLoopTestSupport
         let pipes = Set(fds.map(Self.pipeID))
         let fd = rawConnection(to: directory, name: "fd-liar")
         announceDescriptors(on: fd)
-        let frame = CrossProcessFrame(kind: .message, msgid: 1, descriptorCount: UInt8(announced)).encoded()
-        let sent = frame.withUnsafeBytes { bytes in
-            carried == 0 ? System.sendFrame(fd, bytes)
-                : fds.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
-        }
-        #expect(sent == .done(frame.count))
+        sendRawFrame(CrossProcessFrame(kind: .message, msgid: 1, descriptorCount: UInt8(announced)), descriptors: fds, to: fd)
         fds.forEach { close($0) }
         #expect(publisher.waitForDisconnect())
         guard case .protocolViolation(let why) = publisher.disconnects.values.first else {
@@ -228,11 +225,8 @@ import PortRunLoopTestSupport
         let fd = rawConnection(to: directory, name: "fd-batch")
         announceDescriptors(on: fd)
         for (index, announced) in [1, 0, 1].enumerated() { // the middle frame hides its descriptor
-            let frame = CrossProcessFrame(kind: .message, msgid: UInt32(index), descriptorCount: UInt8(announced)).encoded()
-            let sent = frame.withUnsafeBytes { bytes in
-                [fds[index]].withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
-            }
-            #expect(sent == .done(frame.count))
+            sendRawFrame(CrossProcessFrame(kind: .message, msgid: UInt32(index), descriptorCount: UInt8(announced)),
+                         descriptors: [fds[index]], to: fd)
         }
         fds.forEach { close($0) }
         release.signal()

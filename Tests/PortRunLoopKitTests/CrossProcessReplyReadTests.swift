@@ -14,19 +14,6 @@ import PortRunLoopTestSupport
 /// follow a reply are in the socket before the request is even sent (request ids start at 1, route
 /// ids at 1): what each read finds does not depend on timing.
 @Suite(.serialized) struct CrossProcessReplyReadTests {
-    /// A remote port over a socket pair with `credits`, and the publisher's end.
-    private func makeRemotePort(credits: Int, readingOn loop: PortRunLoop? = nil) throws -> (MessagePort, Int32) {
-        var ends: [Int32] = [-1, -1]
-        let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends)
-        #expect(rc == 0)
-        let connection = RemoteConnection(fd: ends[0], name: "pair", options: CrossProcessPortOptions(),
-                                          parameters: PublisherParameters(credits: credits, maximumFrameSize: 4096),
-                                          logger: .portRunLoopDisabled)
-        let port = MessagePort(remote: connection, logger: nil)
-        if let loop { try connection.startReading(on: loop) }
-        return (port, ends[1])
-    }
-
     private func write(_ frame: CrossProcessFrame, to fd: Int32) {
         let bytes = frame.encoded()
         #expect(bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count)
@@ -54,7 +41,7 @@ import PortRunLoopTestSupport
         let routed = Recorder<UInt32>()
         let delivered = Signal()
         let replyPort = makeReplyPort(replyThread, received: routed, signal: delivered)
-        let (remote, peer) = try makeRemotePort(credits: 2)
+        let (remote, peer) = try makePairedRemotePort(credits: 2)
         defer { remote.invalidate(); close(peer) }
 
         // The first credit: a message naming the reply port (route 1).
@@ -112,7 +99,7 @@ import PortRunLoopTestSupport
         let replyPort = makeReplyPort(replyThread, received: routed, signal: delivered)
         let readingThread = try RunLoopThread(name: "xproc-reading")
         defer { readingThread.stop() }
-        let (remote, peer) = try makeRemotePort(credits: 4, readingOn: readingThread.loop)
+        let (remote, peer) = try makePairedRemotePort(credits: 4, readingOn: readingThread.loop)
         defer { remote.invalidate(); close(peer) }
 
         #expect(remote.send(before: .distantFuture, msgid: 1, components: [], from: replyPort))
@@ -138,7 +125,7 @@ import PortRunLoopTestSupport
     /// Two replies in the socket: the first request reads only its own, the second finds its reply
     /// still there (the first read ended early, not lost it).
     @Test func aLaterRequestFindsItsReplyLeftInTheSocket() throws {
-        let (remote, peer) = try makeRemotePort(credits: 4)
+        let (remote, peer) = try makePairedRemotePort(credits: 4)
         defer { remote.invalidate(); close(peer) }
         write(CrossProcessFrame(kind: .reply, msgid: 1001, firstID: 1), to: peer)
         write(CrossProcessFrame(kind: .reply, msgid: 1002, firstID: 2), to: peer)
@@ -171,7 +158,7 @@ import PortRunLoopTestSupport
         defer { first.stop() }
         let second = try RunLoopThread(name: "xproc-requester-2")
         defer { second.stop() }
-        let (remote, peer) = try makeRemotePort(credits: 64)
+        let (remote, peer) = try makePairedRemotePort(credits: 64)
         defer { remote.invalidate() }
         let answered = Signal()
         answerRequests(30, on: peer, done: answered)

@@ -194,3 +194,32 @@ func readFrame(from fd: Int32) -> (frame: CrossProcessFrame, descriptors: [Trans
     guard let frame = try? CrossProcessFrame.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) else { return nil }
     return (frame, descriptors)
 }
+
+/// Sends `frame` on a raw connection, carrying `descriptors` (`SCM_RIGHTS`) when there are any,
+/// and expects it to go out whole at once.
+func sendRawFrame(_ frame: CrossProcessFrame, descriptors: [Int32] = [], to fd: Int32) {
+    let bytes = frame.encoded()
+    let sent = bytes.withUnsafeBytes { bytes in
+        descriptors.isEmpty ? System.sendFrame(fd, bytes)
+            : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
+    }
+    #expect(sent == .done(bytes.count))
+}
+
+/// A remote port over a socket pair with `credits`, and the publisher's end (the test plays the
+/// publisher). `readingOn`: a loop that reads the connection as it becomes readable.
+/// `invalidatedByItsEnd`: the connection's end invalidates the port, as the name registry's
+/// remote ports are.
+func makePairedRemotePort(credits: Int, readingOn loop: PortRunLoop? = nil,
+                          invalidatedByItsEnd: Bool = false) throws -> (MessagePort, Int32) {
+    var ends: [Int32] = [-1, -1]
+    let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends)
+    #expect(rc == 0)
+    let connection = RemoteConnection(fd: ends[0], name: "pair", options: CrossProcessPortOptions(),
+                                      parameters: PublisherParameters(credits: credits, maximumFrameSize: 4096),
+                                      logger: .portRunLoopDisabled)
+    let port = MessagePort(remote: connection, logger: nil)
+    if invalidatedByItsEnd { connection.setEndObserver { [weak port] reason in port?.invalidate(reason: reason) } }
+    if let loop { try connection.startReading(on: loop) }
+    return (port, ends[1])
+}

@@ -220,6 +220,19 @@ extension CrossProcessFrame {
     /// descriptors on a connection.
     static let descriptorsFrame = CrossProcessFrame(kind: .descriptors).encoded()
 
+    /// Before a side's first frame with descriptors on the connection `fd`: sends
+    /// ``descriptorsFrame`` unless `announced` says it went already, and records that it did.
+    /// Called with the lock every send of that side holds, so no frame with descriptors can reach
+    /// the socket ahead of it. Nil once announced (now or before); otherwise the failed send's
+    /// result, which the caller handles as its frame's (a full socket: wait for room, try again).
+    static func announceDescriptors(on fd: Int32, announced: inout Bool) -> System.SocketResult? {
+        guard !announced else { return nil }
+        let result = descriptorsFrame.withUnsafeBytes { System.sendFrame(fd, $0) }
+        guard case .done = result else { return result }
+        announced = true
+        return nil
+    }
+
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {
         T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }

@@ -324,12 +324,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         while true {
             let (fd, result) = state.withLock { state -> (Int32, System.SocketResult) in
                 guard state.fd >= 0 else { return (-1, .closed) }
-                if !descriptors.isEmpty, !state.descriptorsAnnounced {
-                    // Before the first frame with descriptors, under the lock every send holds:
-                    // no frame with descriptors can reach the socket ahead of it.
-                    let announced = CrossProcessFrame.descriptorsFrame.withUnsafeBytes { System.sendFrame(state.fd, $0) }
-                    guard case .done = announced else { return (state.fd, announced) }
-                    state.descriptorsAnnounced = true
+                if !descriptors.isEmpty,
+                   let failed = CrossProcessFrame.announceDescriptors(on: state.fd, announced: &state.descriptorsAnnounced) {
+                    return (state.fd, failed)
                 }
                 if let answerSlot {
                     let answer = state.answers.answerTime(sendingAt: System.monotonicSeconds())

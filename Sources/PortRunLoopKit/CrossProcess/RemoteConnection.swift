@@ -466,7 +466,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     return descriptors.isEmpty ? System.sendFrame(fd, bytes)
                         : descriptors.withUnsafeBufferPointer { System.sendFrame(fd, bytes, descriptors: $0) }
                 }
-                let result = (descriptors.isEmpty ? nil : announceDescriptors()) ?? (size <= sendBuffer.count
+                let announcementFailed = descriptors.isEmpty ? nil
+                    : CrossProcessFrame.announceDescriptors(on: fd, announced: &descriptorsAnnounced)
+                let result = announcementFailed ?? (size <= sendBuffer.count
                     ? send(in: sendBuffer)
                     : withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { send(in: $0) })
                 switch result {
@@ -499,19 +501,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 return .failure(.sendTimedOut)
             }
         }
-    }
-
-    /// With the lock held: before this side's first frame with descriptors, tells the publisher
-    /// to read them from here on (``CrossProcessFrame/Kind/descriptors``). The announcement and the
-    /// flag change under the lock every send holds, so no frame with descriptors can reach the
-    /// socket ahead of it. Nil once announced (now or before); otherwise the failed send's result,
-    /// which the caller handles as its frame's (a full socket: wait for room and try again).
-    private func announceDescriptors() -> System.SocketResult? {
-        guard !descriptorsAnnounced else { return nil }
-        let result = CrossProcessFrame.descriptorsFrame.withUnsafeBytes { System.sendFrame(fd, $0) }
-        guard case .done = result else { return result }
-        descriptorsAnnounced = true
-        return nil
     }
 
     /// With the lock held: the route id of a local reply port.
