@@ -46,11 +46,6 @@ public final class PortRunLoop: @unchecked Sendable {
     /// lock thousands of times. On cache lines of its own: a producer writes it per item, and it
     /// must not share a line with the counters the owner writes per item.
     let workHint = CacheLine.allocate(Atomic<Bool>(false))
-    /// The epoch of the outermost run in progress, 0 when the loop is not running: written by the
-    /// loop's thread when it enters and leaves an outermost run (no lock), read by ``stop()`` from
-    /// other threads, which addresses its request to that epoch. Stop requests are thereby exact
-    /// without a lock per run entry: one that arrives as a run ends is ignored by the next (R6).
-    let runningEpoch = Atomic<UInt64>(0)
 
     // MARK: Owner-thread-only state (touched only on the loop's thread; no lock).
     //
@@ -154,6 +149,16 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var ownerShutDown = false
     /// Counts outermost runs; the current one's is published in ``runningEpoch``.
     @exclusivity(unchecked) var runEpoch: UInt64 = 0
+    /// The epoch of the outermost run in progress, 0 when the loop is not running: written by the
+    /// loop's thread when it enters and leaves an outermost run (no lock), read by ``stop()`` from
+    /// other threads, which addresses its request to that epoch. Stop requests are thereby exact
+    /// without a lock per run entry: one that arrives as a run ends is ignored by the next (R6).
+    ///
+    /// Declared here, among the owner's fields, and not beside ``inbox``: in the
+    /// `run(mode:before:)` idiom the loop writes it twice per call, and beside the fields every
+    /// producer reads per hand-off (``inbox``, ``workHint``, the owner) each write would take
+    /// their cache line away from the producers' CPUs.
+    let runningEpoch = Atomic<UInt64>(0)
     /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
     @exclusivity(unchecked) var ownerMetricsDelegate: (any LoopMetricsDelegate)?
     /// ``logger`` as this thread knows it (taken from the inbox when it next collects work).
