@@ -75,6 +75,10 @@ import PortRunLoopTestSupport
         #expect(report?.reason == .closed)
         #expect(report?.pid == sender.processID)
         #expect(report?.onOwner == true)
+        // Counted before the handler is told.
+        #expect(published.statistics.connectionsAccepted == 1)
+        #expect(published.statistics.peersDisconnected == 1)
+        #expect(published.statistics.framesRejected == 0)
         // What it sent before it died is delivered, in order, without gaps. (The frames read with
         // the end of file were queued before the report; a block queued now runs after them.)
         try thread.loop.performAndWait {}

@@ -36,6 +36,8 @@ private func collect(_ stream: NotificationStream, count: Int) async -> [Int] {
         defer { thread.stop() }
         let center = ThreadNotificationCenter()
         let stream = center.notifications(named: tick, bufferLimit: 4, whenFull: .dropNewest, on: thread.loop)
+        #expect(stream.bufferLimit == 4)
+        #expect(stream.overflowPolicy == .dropNewest)
         try postInline(center, on: thread, count: 10)
         let before = stream.statistics
         #expect(before.received == 10)
@@ -52,6 +54,7 @@ private func collect(_ stream: NotificationStream, count: Int) async -> [Int] {
         defer { thread.stop() }
         let center = ThreadNotificationCenter()
         let stream = center.notifications(named: tick, bufferLimit: 4, whenFull: .dropOldest, on: thread.loop)
+        #expect(stream.overflowPolicy == .dropOldest)
         try postInline(center, on: thread, count: 10)
         #expect(stream.statistics.dropped == 6)
         #expect(stream.statistics.buffered == 4)

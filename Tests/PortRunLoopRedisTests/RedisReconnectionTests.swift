@@ -44,10 +44,14 @@ import PortRunLoopTestSupport
         }
         try center.post(name: .init("stream"), userInfo: ["n": 1])
         #expect(seen.wait(for: 1))
+        let subscribedBefore = try #require(center.redisMetrics).subscriptionsConfirmed
+        #expect(subscribedBefore >= 1)
 
         server.kill()
         #expect(losses.wait(for: 1))
-        #expect(states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
+        // The loss, then at least one attempt refused while the server is down (each counted
+        // before its state is reported).
+        #expect(states.wait { $0.count(where: { if case .disconnected = $0 { true } else { false } }) >= 2 })
         #expect(!center.isConnected)
         // Posting while disconnected neither throws nor waits: the posts are kept.
         try center.post(name: .init("stream"), userInfo: ["n": 2])
@@ -65,7 +69,9 @@ import PortRunLoopTestSupport
         #expect(seen.values == [1, 2, 3, 4, 5])
         let metrics = try #require(center.redisMetrics)
         #expect(metrics.connectionLosses == 1)
+        #expect(metrics.failedAttempts >= 1)
         #expect(metrics.reconnections == 1)
+        #expect(metrics.subscriptionsConfirmed == 2 * subscribedBefore, "every subscription restored once")
         #expect(metrics.bufferedWhileDisconnected == 0)
         #expect(metrics.droppedWhileDisconnected == 0)
         #expect(losses.values == [.disconnected])
