@@ -233,6 +233,22 @@ extension CrossProcessFrame {
         return nil
     }
 
+    /// Why the descriptors that came with this frame break the rules (Semantics X11), or nil when
+    /// they keep them: none before the sender's ``Kind/descriptors`` frame (`announced` false),
+    /// and afterwards exactly the frame's descriptor count, at most `limit`. `sender` names the
+    /// other side in the message ("peer", "publisher"). Both sides check every frame they read
+    /// with it before handling the frame.
+    @inline(__always)
+    func descriptorViolation(received: Int, limit: Int, announced: Bool, sender: String) -> String? {
+        guard received == 0 && descriptorCount == 0 || announced else {
+            return "a frame carried file descriptors before the \(sender) announced them"
+        }
+        guard Int(descriptorCount) == received, received <= limit else {
+            return "a frame announced \(descriptorCount) file descriptors and carried \(received) (at most \(limit))"
+        }
+        return nil
+    }
+
     private static func load<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> T {
         T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }

@@ -169,12 +169,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                         close(reason: .protocolViolation("malformed frame: \(error)"))
                         return true
                     }
-                    guard descriptors.isEmpty && frame.descriptorCount == 0 || takingDescriptors else {
-                        close(reason: .protocolViolation("a frame carried file descriptors before the peer announced them"))
-                        return true
-                    }
-                    guard Int(frame.descriptorCount) == descriptors.count, descriptors.count <= descriptorLimit else {
-                        close(reason: .protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(descriptorLimit))"))
+                    if let violation = frame.descriptorViolation(received: descriptors.count, limit: descriptorLimit,
+                                                                 announced: takingDescriptors, sender: "peer") {
+                        close(reason: .protocolViolation(violation))
                         return true
                     }
                     if frame.kind == .descriptors {

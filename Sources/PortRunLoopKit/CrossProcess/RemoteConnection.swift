@@ -590,13 +590,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     read = true
                     continue
                 }
-                guard frame.descriptorCount == 0 || takingDescriptors else {
-                    protocolViolation("a frame carried file descriptors before the publisher announced them")
-                    return true
-                }
-                guard Int(frame.descriptorCount) == descriptors.count,
-                      descriptors.count <= options.maximumFileDescriptorsPerMessage else {
-                    protocolViolation("a frame announced \(frame.descriptorCount) file descriptors and carried \(descriptors.count) (at most \(options.maximumFileDescriptorsPerMessage))")
+                if let violation = frame.descriptorViolation(received: descriptors.count,
+                                                             limit: options.maximumFileDescriptorsPerMessage,
+                                                             announced: takingDescriptors, sender: "publisher") {
+                    protocolViolation(violation)
                     return true
                 }
                 handle(frame, descriptors: descriptors)
