@@ -7,6 +7,6 @@ extension BusNotificationCenter {
     /// Thread-safety: the transport's loop thread.
     @_spi(Transport) public func transportReconnected() {
         state.withLock { $0.disconnectionLogged = false }
-        logger.notice("BusNotificationCenter reconnected", metadata: ["endpoint": "\(endpoint)"])
+        logger.notice("BusNotificationCenter reconnected", metadata: [BusLogKey.endpoint: "\(endpoint)"])
     }
 }

@@ -2,19 +2,19 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 
-// The seeds' scenario run through `ThreadNotificationCenter`:
-//  1. seeds 000/001 literally: a notification posted on Foundation's default center from a
+// Apple's scenario run through `ThreadNotificationCenter`:
+//  1. the article's redirection literally: a notification posted on Foundation's default center from a
 //     background thread, bridged, and handled on the observer's own thread;
 //  2. the center under load: observers on two named RunLoopThreads, posts from background threads,
 //     with evidence (counts, handling thread per batch, order per poster, queue metrics);
-//  3. seed 002's teardown race: observers dropped while another thread posts.
+//  3. the teardown race: observers dropped while another thread posts.
 
 /// What went wrong when the scenario's evidence does not hold.
 struct CenterScenarioFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Runs the seeds' scenario through ``ThreadNotificationCenter`` and prints the evidence; throws
+/// Runs Apple's scenario through ``ThreadNotificationCenter`` and prints the evidence; throws
 /// ``CenterScenarioFailure`` if a check fails.
 func runCenterScenario(posterThreads: Int, itemsPerThread: Int) throws {
     precondition(posterThreads >= 1 && itemsPerThread >= 1, "runCenterScenario: need at least one poster and one item")
@@ -25,8 +25,8 @@ func runCenterScenario(posterThreads: Int, itemsPerThread: Int) throws {
         observerA.stop()
         observerB.stop()
     }
-    print("[center] seeds 000/001 through ThreadNotificationCenter: observers on 'observer-A' and 'observer-B', \(posterThreads) poster thread(s) x \(itemsPerThread) notifications")
-    try seedRedirect(center: center, observer: observerA)
+    print("[center] Apple's redirection through ThreadNotificationCenter: observers on 'observer-A' and 'observer-B', \(posterThreads) poster thread(s) x \(itemsPerThread) notifications")
+    try articleRedirect(center: center, observer: observerA)
     try loadScenario(center: center, observers: [observerA, observerB],
                      posterThreads: posterThreads, itemsPerThread: itemsPerThread)
     try teardownRace(center: center, observer: observerB, iterations: 1_000)
@@ -38,8 +38,8 @@ private extension Notification.Name {
     static let scenarioFlush = Notification.Name("CenterScenario.flush")
 }
 
-/// Seeds 000/001: "register normally, capture on the posting thread, redirect", in one call.
-private func seedRedirect(center: ThreadNotificationCenter, observer: RunLoopThread) throws {
+/// The article's "register normally, capture on the posting thread, redirect", in one call.
+private func articleRedirect(center: ThreadNotificationCenter, observer: RunLoopThread) throws {
     let handled = DispatchSemaphore(value: 0)
     let token = center.addObserver(forName: .scenarioTest, postedOn: .default, on: observer.loop) { _ in
         print("[center]   process notification: current thread = \(Thread.current.name ?? "?")")
@@ -145,7 +145,7 @@ private func loadScenario(center: ThreadNotificationCenter, observers: [RunLoopT
     if !failures.isEmpty { throw CenterScenarioFailure(description: failures.joined(separator: "; ")) }
 }
 
-/// Seed 002: observers dropped on this thread while another thread posts continuously. Once the
+/// The teardown race: observers dropped on this thread while another thread posts continuously. Once the
 /// token is removed and a running handler waited for, the observer must never be called again.
 private func teardownRace(center: ThreadNotificationCenter, observer: RunLoopThread, iterations: Int) throws {
     final class Flags: Sendable {
@@ -166,7 +166,7 @@ private func teardownRace(center: ThreadNotificationCenter, observer: RunLoopThr
             center.post(name: .scenarioItem, object: nil, userInfo: nil)
             posts += 1
         }
-        print("[center] seed 002 teardown race: \(iterations) observers removed while 'teardown-poster' posted \(posts) notifications")
+        print("[center] teardown race: \(iterations) observers removed while 'teardown-poster' posted \(posts) notifications")
         posterDone.signal()
     }
     poster.start()

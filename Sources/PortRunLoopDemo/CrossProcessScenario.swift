@@ -32,7 +32,7 @@ private enum CrossProcessMessage {
     static let request: UInt32 = 2
 }
 
-/// The seeds' redirector with the poster in another process: this process publishes a port
+/// Apple's redirector with the poster in another process: this process publishes a port
 /// scheduled on a chosen, named thread; a second process of this program (started here) posts
 /// notifications on `Foundation.NotificationCenter` from several threads, and its observer
 /// forwards each, on the posting thread, to that port by name; every one is handled on the chosen

@@ -3,15 +3,15 @@ import PortRunLoopKit
 import Synchronization
 
 extension Notification.Name {
-    /// What the background threads post in the demo (the seed's "NotificationName").
+    /// What the background threads post in the demo (the article's "NotificationName").
     static let demoItem = Notification.Name("PortRunLoopDemo.item")
 }
 
-/// The seeds' scenario end to end: an observer on a chosen, named thread; notifications posted on
+/// Apple's redirector end to end: an observer on a chosen, named thread; notifications posted on
 /// `Foundation.NotificationCenter` from several background threads; each captured on its posting
 /// thread and redirected through a zero-timeout port doorbell; every one handled on the chosen
 /// thread. Returns false if any check fails.
-func runSeedScenario(_ options: DemoOptions) throws -> Bool {
+func runRedirectorScenario(_ options: DemoOptions) throws -> Bool {
     let total = options.threads * options.items
     let chosen = try RunLoopThread(name: "observer-thread")
     defer { chosen.stop() }
@@ -28,7 +28,7 @@ func runSeedScenario(_ options: DemoOptions) throws -> Bool {
     let seen = Seen(posters: options.threads, total: total)
     let allHandled = DispatchSemaphore(value: 0)
 
-    let observer = SeedObserver(queueLimit: options.queueLimit) { note in
+    let observer = ThreadedObserver(queueLimit: options.queueLimit) { note in
         let now = monotonicNanoseconds()
         let info = note.userInfo!
         let poster = info["poster"] as! Int, seq = info["seq"] as! Int, postedAt = info["at"] as! UInt64
@@ -39,7 +39,7 @@ func runSeedScenario(_ options: DemoOptions) throws -> Bool {
         seen.count += 1
         if seen.count == total { allHandled.signal() }
     }
-    // setUpThreadingSupport runs on the chosen thread, as the seed requires.
+    // setUpThreadingSupport runs on the chosen thread, as the article requires.
     try chosen.loop.performAndWait { observer.setUpThreadingSupport() }
 
     // "Register for the notification normally": Foundation's center calls us on the posting thread.
@@ -49,7 +49,7 @@ func runSeedScenario(_ options: DemoOptions) throws -> Bool {
     defer { NotificationCenter.default.removeObserver(token) }
 
     print("""
-    == Scenario 1: the seeds' redirector (Apple, "Delivering Notifications To Particular Threads") ==
+    == Scenario 1: Apple's redirector ("Delivering Notifications To Particular Threads") ==
       chosen thread: '\(chosen.name)'; posters: \(options.threads) threads × \(options.items) notifications; \
     port queue limit \(options.queueLimit); zero-timeout sends
     """)

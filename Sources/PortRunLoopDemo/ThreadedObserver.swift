@@ -5,9 +5,9 @@ import PortRunLoopKit
 /// on PortRunLoopKit: a lock-protected array, a port scheduled in the chosen thread's loop, a
 /// `handleMessage` that drains the array until empty, and `processNotification` that redirects
 /// when called on the wrong thread. (PortRunLoopKit also ships this as a reusable type; the demo
-/// spells it out so the seed's structure stays visible.)
-final class SeedObserver: MessagePortDelegate, @unchecked Sendable {
-    // The seed's four instance variables.
+/// spells it out so the article's structure stays visible.)
+final class ThreadedObserver: MessagePortDelegate, @unchecked Sendable {
+    // The article's four instance variables.
     private var notifications: [Notification] = []      // guarded by notificationLock
     private var head = 0                                 // first unread index; guarded likewise
     private let notificationLock = NSLock()

@@ -1,7 +1,7 @@
 import Foundation
 import PortRunLoopKit
 
-// portrunloop-demo: the seeds' scenario, run for real. Exits non-zero if any check fails.
+// portrunloop-demo: Apple's thread-targeted notifications, run for real. Exits non-zero if any check fails.
 if CommandLine.arguments.dropFirst().first == "--cross-process-poster" {
     runCrossProcessPoster(Array(CommandLine.arguments.dropFirst(2)))
 }
@@ -11,7 +11,7 @@ if CommandLine.arguments.dropFirst().first == "--bus-child" {
 let options = DemoOptions.parse(Array(CommandLine.arguments.dropFirst()))
 var ok = true
 do {
-    ok = try runSeedScenario(options)
+    ok = try runRedirectorScenario(options)
     if options.center {
         print("")
         try runCenterScenario(posterThreads: options.threads, itemsPerThread: options.items)

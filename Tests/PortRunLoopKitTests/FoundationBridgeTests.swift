@@ -7,7 +7,7 @@ import Testing
 /// threads.
 @Suite(.timeLimit(.minutes(2)))
 struct FoundationBridgeTests {
-    /// The seeds' scenario: posted on a Foundation center on a background thread, handled on the
+    /// The article's scenario: posted on a Foundation center on a background thread, handled on the
     /// observers' own threads, in order.
     @Test func bridgeRedirectsFoundationPostsToObserverThreads() throws {
         let foundation = NotificationCenter()

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import PortRunLoopTestSupport
 
-/// The seed's per-object technique (`NotificationRedirector`).
+/// The per-object technique of Apple's *Delivering Notifications To Particular Threads* (`NotificationRedirector`).
 @Suite(.timeLimit(.minutes(2)))
 struct NotificationRedirectorTests {
     @Test func handlesInlineOnTheTargetThread() throws {
@@ -76,7 +76,7 @@ struct NotificationRedirectorTests {
         let stats = redirector.port.statistics
         // Every cross-thread process() signalled once; with limit 1 most signals were dropped.
         #expect(stats.sent + stats.rejected == total)
-        #expect(stats.sent <= total)
+        #expect(stats.sent >= 1)
         print("NotificationRedirector 100k/limit 1: signals sent \(stats.sent), dropped \(stats.rejected)")
     }
 
@@ -117,7 +117,7 @@ struct NotificationRedirectorTests {
         #expect(redirector.waitForRunningHandler(timeout: .seconds(5)))
     }
 
-    @Test func observesAFoundationCenterLikeTheSeed() throws {
+    @Test func observesAFoundationCenterLikeTheArticle() throws {
         let target = try RunLoopThread(name: "redir-fnd")
         defer { target.stop() }
         let foundation = NotificationCenter()

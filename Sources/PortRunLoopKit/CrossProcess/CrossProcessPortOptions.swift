@@ -9,7 +9,7 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     /// Thread-safety: a constant.
     public static let defaultMaximumMessageSize = 64 * 1024
 
-    /// The largest frame accepted or sent, in bytes, header included (32 bytes, plus 4 per
+    /// The largest frame accepted or sent, in bytes, header included (36 bytes, plus 4 per
     /// component, plus the components' bytes). A publisher disconnects (and counts) a peer that
     /// sends a larger frame; a sender refuses a larger message before sending it (`send` returns
     /// false and logs; `sendRequest` throws ``CrossProcessPortError/messageTooLarge(size:limit:)``).
@@ -25,7 +25,7 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     /// Thread-safety: a constant.
     public static let defaultMaximumFileDescriptorsPerMessage = 16
 
-    /// The most file descriptors one message may carry (1 to 253, the kernel's `SCM_MAX_FD`). A
+    /// The most file descriptors one message may carry (0 to 253, the kernel's `SCM_MAX_FD`). A
     /// sender refuses a message with more before sending it (`send` returns false and logs;
     /// `sendRequest` throws ``CrossProcessPortError/tooManyFileDescriptors(count:limit:)``); a
     /// receiver disconnects (and counts) a peer whose frame carries more (it closes every

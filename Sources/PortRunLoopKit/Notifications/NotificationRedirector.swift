@@ -6,41 +6,41 @@ import Synchronization
 /// reusable type: it captures notifications on whatever thread they are posted and processes them
 /// on one target thread.
 ///
-/// It holds exactly the parts the seed lists: the array of notifications waiting (a `Deque`, the
-/// array with O(1) removal at the front), the lock that guards it (the seed's `NSLock`; here the
+/// It holds exactly the parts the article lists: the array of notifications waiting (a `Deque`, the
+/// array with O(1) removal at the front), the lock that guards it (the article's `NSLock`; here the
 /// library's mutex), the target thread (its
-/// ``PortRunLoop``, the seed's `notificationThread`), and a ``MessagePort`` scheduled in that loop
-/// (the seed's `notificationPort`, whose delegate this object is).
+/// ``PortRunLoop``, the article's `notificationThread`), and a ``MessagePort`` scheduled in that loop
+/// (the article's `notificationPort`, whose delegate this object is).
 ///
-/// - ``process(_:)`` (the seed's `processNotification:`) may be called on any thread. On the target
+/// - ``process(_:)`` (the article's `processNotification:`) may be called on any thread. On the target
 ///   thread it handles the notification at once. On any other thread it appends it to the array
 ///   under the lock and signals the port with a zero-timeout send.
-/// - ``handleMessage(_:)`` (the seed's `handleMachMessage:`) runs on the target thread when the
+/// - ``handleMessage(_:)`` (the article's `handleMachMessage:`) runs on the target thread when the
 ///   signal arrives and drains the array until it is empty, unlocking around each handler call.
 ///   Because it always drains everything, a signal that is dropped because the port's queue is full
-///   (which the seed warns about) loses nothing: the signal already queued will drain it. Per posting
+///   (which the article warns about) loses nothing: the signal already queued will drain it. Per posting
 ///   thread, notifications are handled in the order they were processed.
-/// - Give it a closure, or subclass it and override ``handle(_:)`` (the seed's "process the
+/// - Give it a closure, or subclass it and override ``handle(_:)`` (the article's "process the
 ///   notification here"). Subclasses restate `@unchecked Sendable`; state they touch only in
 ///   `handle(_:)` is confined to the target thread.
 /// - ``observe(_:object:in:)`` registers it with a Foundation center ("register for the notification
 ///   normally"). ``invalidate()`` (or deinit) stops it: once it returns no handler starts.
 ///
-/// Its limits are the seed's: one handler per object, one port per object. ``ThreadNotificationCenter``
+/// Its limits are the article's: one handler per object, one port per object. ``ThreadNotificationCenter``
 /// is the general form.
 ///
 /// Thread-safety: `Sendable`. ``process(_:)``, ``invalidate()``, ``observe(_:object:in:)`` and
 /// ``pendingCount`` from any thread; ``handleMessage(_:)`` and ``handle(_:)`` run on the target
 /// thread (checked by a precondition).
 open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
-    /// The notifications waiting for the target thread, behind their lock (the seed's
+    /// The notifications waiting for the target thread, behind their lock (the article's
     /// `notificationLock`).
     private let notifications = TracedMutex<Deque<NotificationBox>>([])
-    /// The target thread's loop (the seed's `notificationThread`).
+    /// The target thread's loop (the article's `notificationThread`).
     ///
     /// Thread-safety: immutable.
     public let loop: PortRunLoop
-    /// The port that signals the target thread (the seed's `notificationPort`), scheduled in
+    /// The port that signals the target thread (the article's `notificationPort`), scheduled in
     /// ``loop``. Its ``MessagePort/statistics`` show sent and rejected (dropped) signals.
     ///
     /// Thread-safety: immutable; the port is `Sendable`.
@@ -49,12 +49,12 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     private let gate = DeliveryGate()
     private let foundationTokens = TracedMutex<[FoundationRegistration]>([])
 
-    /// Sets up the redirection to `loop`'s thread (the seed's `setUpThreadingSupport`).
+    /// Sets up the redirection to `loop`'s thread (the article's `setUpThreadingSupport`).
     ///
     /// - Parameters:
-    ///   - loop: the target thread's loop (default: the calling thread's, as in the seed). The port
+    ///   - loop: the target thread's loop (default: the calling thread's, as in the article). The port
     ///     is scheduled there by the loop itself, on its own thread.
-    ///   - modes: the modes the port is scheduled in (default: the common modes, as in the seed).
+    ///   - modes: the modes the port is scheduled in (default: the common modes, as in the article).
     ///   - queueLimit: the port's queue limit (default: Mach's 5). Any limit works: drained signals
     ///     never lose notifications.
     ///   - handler: called with each notification on the target thread. Without it, subclass and
@@ -76,7 +76,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         invalidate()
     }
 
-    /// Redirects `notification` to the target thread (the seed's `processNotification:`): handled at
+    /// Redirects `notification` to the target thread (the article's `processNotification:`): handled at
     /// once when called there, otherwise queued and the port signalled with a zero-timeout send.
     /// After ``invalidate()`` it does nothing.
     ///
@@ -95,7 +95,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         port.send(before: Date(), context: nil, doorbell: true)
     }
 
-    /// Drains the waiting notifications (the seed's `handleMachMessage:`): takes the first one under
+    /// Drains the waiting notifications (the article's `handleMachMessage:`): takes the first one under
     /// the lock, unlocks, handles it, locks again, until the array is empty. The message's contents
     /// are ignored: it is only a signal.
     ///
@@ -109,7 +109,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         }
     }
 
-    /// Handles one notification on the target thread (the seed's "process the notification here").
+    /// Handles one notification on the target thread (the article's "process the notification here").
     /// The default calls the closure given to `init`; subclasses override it instead.
     ///
     /// Thread-safety: called on the target thread only.
@@ -120,7 +120,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         handler(notification)
     }
 
-    /// Registers ``process(_:)`` with a Foundation center for `name` from `sender` (the seed's "register
+    /// Registers ``process(_:)`` with a Foundation center for `name` from `sender` (the article's "register
     /// for the notification normally"). Removed by ``invalidate()``.
     ///
     /// Thread-safety: any thread.

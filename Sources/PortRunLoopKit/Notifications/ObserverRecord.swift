@@ -80,7 +80,7 @@ final class ObserverRecord: @unchecked Sendable {
             return true
         }
         // A strong reference for the duration of the call: the object cannot be deallocated while
-        // its handler runs (seed 002's crash). If that is the last reference, deinit runs here,
+        // its handler runs (the teardown race: an observer freed under its running handler). If that is the last reference, deinit runs here,
         // on this thread, after the handler returned.
         guard let object = observer.object else {
             end()

@@ -13,7 +13,7 @@ extension ThreadNotificationCenter {
     ///
     /// The re-post happens on the thread that posted on `source`, with ``post(_:)``'s semantics: this
     /// center's observers on that thread are called inline, observers on other threads get it through
-    /// their queues, in order. This is the seed's "register normally, capture the notification on the
+    /// their queues, in order. This is the article's "register normally, capture the notification on the
     /// posting thread, redirect it" for every observer of this center at once.
     ///
     /// - Returns: a token; releasing it or calling ``NotificationObservation/remove()`` removes the
@@ -38,7 +38,7 @@ extension ThreadNotificationCenter {
     }
 
     /// Observes `source` (a Foundation center) for `name` from `sender` and delivers each such
-    /// notification to `handler` on `loop`'s thread, in `modes`: the seed's technique in one call.
+    /// notification to `handler` on `loop`'s thread, in `modes`: the article's technique in one call.
     /// Delivery follows this center's rules (inline when posted on `loop`'s thread, queued in post
     /// order otherwise) and the token follows ``NotificationObservation``'s removal guarantee. The
     /// observation lives outside this center's tables: only posts on `source` reach it.

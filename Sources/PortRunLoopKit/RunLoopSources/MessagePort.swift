@@ -346,7 +346,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// ``send(before:msgid:components:from:)`` with the context the handler is to run in (the
     /// public one passes the caller's). A `doorbell` send is a pure signal whose rejection is
-    /// expected (a signal is already queued, as in the seeds' zero-timeout send): rejections are
+    /// expected (a signal is already queued, as in the article's zero-timeout send): rejections are
     /// counted as usual and logged, aggregated, at `.debug` only.
     @discardableResult
     func send(before date: Date, msgid: UInt32 = 0, components: [Data] = [], from replyPort: MessagePort? = nil,
