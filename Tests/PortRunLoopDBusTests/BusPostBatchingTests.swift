@@ -66,11 +66,13 @@ import PortRunLoopTestSupport
         let release = DispatchSemaphore(value: 0)
         let center = fixture.center
         fixture.thread.loop.perform {
-            release.wait()
+            _ = release.wait(timeout: .now() + 20)
             try? center.post(name: .init("batch.order"), userInfo: ["seq": 3])
         }
-        for seq in 0..<3 { try center.post(name: .init("batch.order"), userInfo: ["seq": seq]) }
-        release.signal()
+        do {
+            defer { release.signal() } // also when a post throws: the loop must not stay held
+            for seq in 0..<3 { try center.post(name: .init("batch.order"), userInfo: ["seq": seq]) }
+        }
         #expect(seen.wait(for: 4))
         #expect(seen.values == [0, 1, 2, 3])
     }

@@ -34,8 +34,9 @@ final class BusFixture: @unchecked Sendable {
             seen.append(1)
         }
         try poster.post(name: .init(token), deliverImmediately: true)
-        _ = seen.wait(for: 1)
+        let cameBack = seen.wait(for: 1)
         observation.remove()
+        guard cameBack else { throw PrivateBusError.roundTripTimedOut }
     }
 
     /// What `dbus-monitor`, watching this bus for notifications, prints for what `post` sends (see

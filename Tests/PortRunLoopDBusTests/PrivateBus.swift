@@ -80,6 +80,8 @@ final class PrivateBus: @unchecked Sendable {
 
 enum PrivateBusError: Error {
     case noAddress
+    /// A round trip through the bus (``BusFixture/sync(_:)``) did not come back in time.
+    case roundTripTimedOut
 }
 
 /// Runs a command-line tool with arguments and an environment addition; returns its status and

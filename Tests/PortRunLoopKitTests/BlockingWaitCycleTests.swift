@@ -45,7 +45,8 @@ import PortRunLoopTestSupport
         let sent = Locked<Bool?>(nil)
         b.loop.perform { sent.withLock { $0 = portA.send(before: .distantFuture) } }
         // a waits for b; b waits for room in a's port, which a (waiting) never makes.
-        let answer = try a.loop.performAndWait { try b.loop.performAndWait { 42 } }
+        // Bounded, so that a cycle left unbroken fails the test (timed out) instead of hanging it.
+        let answer = try a.loop.performAndWait(timeout: .seconds(20)) { try b.loop.performAndWait(timeout: .seconds(10)) { 42 } }
         #expect(answer == 42)
         #expect(sent.withLock { $0 } == false)
     }

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import PortRunLoopTestSupport
 
-/// The removal guarantee (seed 002): once removal returns, the handler never starts again,
+/// The removal guarantee (the teardown race): once removal returns, the handler never starts again,
 /// including for notifications already queued for its thread.
 @Suite(.timeLimit(.minutes(3)))
 struct CenterRemovalTests {
@@ -38,9 +38,12 @@ struct CenterRemovalTests {
         for _ in 0..<10 { center.post(name: .notifTestA) }
         token = nil
         release.fire()
-        try center.postAndWait(name: .notifTestA)
+        // Two barriers (a post with no observer left would not wait for the queued deliveries).
+        try a.loop.performAndWait { }
+        try a.loop.performAndWait { }
         #expect(got.value == 0)
         #expect(center.observationCount == 0)
+        #expect(center.queue(for: a.loop).metrics.discarded == 10)
         _ = token
     }
 
@@ -99,8 +102,10 @@ struct CenterRemovalTests {
         observer = nil
         #expect(center.observationCount == 0)
         release.fire()
-        try center.postAndWait(name: .notifTestA)
+        try a.loop.performAndWait { }
+        try a.loop.performAndWait { }
         #expect(handled.value == 1)
+        #expect(center.queue(for: a.loop).metrics.discarded == 1)
     }
 
     /// A handler already running when removal returns runs to completion; the token can wait for it.
@@ -178,18 +183,18 @@ struct CenterRemovalTests {
         func handle() {
             if flags.removed.load(ordering: .sequentiallyConsistent) { violations.add() }
             if flags.deinitRan.load(ordering: .sequentiallyConsistent) { violations.add() }
-            value = 10 // the seed's `self.i = 10`, which crashed there
+            value = 10 // the article's `self.i = 10`, which crashed there
             calls.add()
         }
         deinit { flags.deinitRan.store(true, ordering: .sequentiallyConsistent) }
     }
 
-    /// Seed 002's crash, 10,000 times: an observer is dropped on one thread while another thread
+    /// The teardown race, 10,000 times: an observer is dropped on one thread while another thread
     /// posts continuously. Five ways to end it rotate: the observer object deallocated, the token
     /// released, `removeObserver(token)`, `token.remove()`, `removeObserver(observer)`. No crash, no
     /// handler call with a deallocated observer, and once removal returned (and a handler already
     /// running was waited for), no handler of that observer ever starts.
-    @Test func seed002TeardownRaceTenThousandTimes() throws {
+    @Test func teardownRaceTenThousandTimes() throws {
         let iterations = 10_000
         let center = ThreadNotificationCenter()
         let a = try RunLoopThread(name: "rm-race-obs")
@@ -232,10 +237,10 @@ struct CenterRemovalTests {
                 try a.loop.performAndWait { }
             case 2:
                 center.removeObserver(token!)
-                token!.waitForRunningHandlers()
+                #expect(token!.waitForRunningHandlers(timeout: .seconds(10)))
             case 3:
                 token!.remove()
-                token!.waitForRunningHandlers()
+                #expect(token!.waitForRunningHandlers(timeout: .seconds(10)))
             default:
                 center.removeObserver(observer!)
                 token!.waitForRunningHandlers()
@@ -251,7 +256,7 @@ struct CenterRemovalTests {
         #expect(violations.value == 0)
         #expect(center.observationCount == 0)
         #expect(observedBeforeRemoval > iterations / 8, "observers were rarely live when removed: the race tested little")
-        print("seed 002 race: \(iterations) observers removed during \(posts.value) posts (\(observedBeforeRemoval) after a delivery), \(calls.value) handler calls; \(queue.metrics)")
+        print("teardown race: \(iterations) observers removed during \(posts.value) posts (\(observedBeforeRemoval) after a delivery), \(calls.value) handler calls; \(queue.metrics)")
     }
 
     /// A thread that shuts down ends its observations and discards what was queued for it.

@@ -89,7 +89,9 @@ struct CrossProcessFrameFuzzTests {
             }
         }
         #expect(refused > 15_000)
-        #expect(accepted + refused == 20_000)
+        // Some mutations (a flipped payload byte, a changed msgid) leave a valid frame: the
+        // round-trip check above must have run on them.
+        #expect(accepted > 0)
     }
 
     @Test func hugeLengthsAreRefusedWithoutReadingPastTheFrame() {

@@ -70,8 +70,9 @@ import PortRunLoopTestSupport
         }
     }
 
-    @Test func aProcessOfAnotherUserCannotReachThePort() throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv, to run the peer as another user"))
+    func aProcessOfAnotherUserCannotReachThePort() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
         let publisher = try Publisher(directory, name: "private", options: CrossProcessPortOptions())

@@ -6,7 +6,7 @@ import Testing
 /// wake-up found a backlog (a burst): a steady sparse stream never buys a spin, however soon after
 /// the thread ran dry its next message comes, while a burst and a request/reply exchange do, its
 /// answers coming as rings or, from another process, as an fd's readiness.
-@Suite struct IdleSpinTests {
+@Suite(.timeLimit(.minutes(1))) struct IdleSpinTests {
     /// A budget that has earned `parks` parks' worth in a conversation.
     private func funded(parks: Int) -> IdleSpin {
         var spin = IdleSpin()
@@ -151,13 +151,13 @@ import Testing
         #expect(caughtAnswers(wakeUp: 8e-6) < 10) // a fast host: a park costs less than the spin
     }
 
-    @Test func spinsThatKeepFailingSpendTheCreditAndStop() {
+    @Test func spinsThatKeepFailingSpendTheCreditAndStop() throws {
         var spin = funded(parks: 5)
         var spins = 0
         while spin.allowance > 0 {
             spin.spun(for: spin.allowance, found: false, inConversation: false)
             spins += 1
-            #expect(spins < 10)
+            try #require(spins < 10, "the allowance should run out within a few failed spins")
         }
         #expect(spin.credit == 0)
     }

@@ -57,16 +57,18 @@ import PortRunLoopTestSupport
 
     @Test func threadsParkedBehindAHeldLockAllGetIt() {
         // The main test thread holds the lock while the others arrive: they spin, then park in
-        // the parking lot. Each signals before it tries, so the release happens after they all
-        // started trying (they may still be spinning: both paths end in the lock).
+        // the parking lot. The lock is released only once every one of them is asleep (state S
+        // in /proc), so the release goes through the parking lot's wake-up path.
         let lock = WordLock()
         let acquired = Locked(0)
+        let threadIDs = Locked<[Int32]>([])
         let started = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         lock.lock()
         for _ in 0..<6 {
             group.enter()
             Thread.detachNewThread {
+                if let tid = FoundationBlockWaitTests.currentTID() { threadIDs.withLock { $0.append(tid) } }
                 started.signal()
                 lock.lock()
                 acquired.withLock { $0 += 1 }
@@ -75,6 +77,10 @@ import PortRunLoopTestSupport
             }
         }
         for _ in 0..<6 { #expect(started.wait(timeout: .now() + 30) == .success) }
+        #expect(threadIDs.withLock { $0.count } == 6)
+        for tid in threadIDs.withLock({ $0 }) {
+            #expect(FoundationBlockWaitTests.waitUntilAsleep(tid), "thread \(tid) should park behind the held lock")
+        }
         #expect(acquired.withLock { $0 } == 0, "nobody gets a held lock")
         lock.unlock()
         #expect(group.wait(timeout: .now() + 30) == .success)

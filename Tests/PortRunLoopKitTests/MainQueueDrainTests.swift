@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `PortRunLoop.main` drains `DispatchQueue.main` and `@MainActor` jobs when the main thread runs it.
 ///
@@ -27,13 +28,24 @@ import Testing
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        if exited.wait(timeout: .now() + 50) == .timedOut {
-            process.terminate()
-            Issue.record("MainQueueProbe did not exit within 50 s")
-            return (-1, String(decoding: output, as: UTF8.self))
+        // Read on a thread of its own, so that the bound below holds even if the probe never
+        // closes its output.
+        let output = Locked(Data())
+        let drained = DispatchSemaphore(value: 0)
+        let reader = pipe.fileHandleForReading
+        Thread.detachNewThread {
+            let data = reader.readDataToEndOfFile()
+            output.withLock { $0 = data }
+            drained.signal()
         }
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        if exited.wait(timeout: .now() + 50) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("MainQueueProbe did not exit within 50 s")
+            _ = drained.wait(timeout: .now() + 5)
+            return (-1, String(decoding: output.withLock { $0 }, as: UTF8.self))
+        }
+        _ = drained.wait(timeout: .now() + 5)
+        return (process.terminationStatus, String(decoding: output.withLock { $0 }, as: UTF8.self))
     }
 
     @Test func mainQueueAndMainActorRunInPortRunLoopMain() throws {

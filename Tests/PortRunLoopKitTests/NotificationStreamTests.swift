@@ -155,6 +155,9 @@ private func collect(_ stream: NotificationStream, count: Int) async -> [Int] {
 
     @Test func twoConcurrentIteratorsAreAProgrammerError() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            // A bound: without the precondition both iterators would wait for ever; exiting
+            // successfully then fails the expectation instead of hanging the test.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { exit(0) }
             let stream = ThreadNotificationCenter().notifications(named: Notification.Name("never-posted"))
             let a = Task { await collect(stream, count: 1) }
             let b = Task { await collect(stream, count: 1) }

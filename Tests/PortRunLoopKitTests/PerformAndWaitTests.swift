@@ -111,14 +111,16 @@ import PortRunLoopTestSupport
         let done = DispatchGroup()
         done.enter(); done.enter()
         a.loop.perform {
-            bothWaiting.leave(); bothWaiting.wait()
-            let r = try? b.loop.performAndWait { "B ran for A on \(Thread.current.name ?? "")" }
+            bothWaiting.leave(); _ = bothWaiting.wait(timeout: .now() + 10)
+            // Bounded, so that a deadlock fails the test instead of hanging the thread's stop.
+            let r = try? b.loop.performAndWait(timeout: .seconds(10)) { "B ran for A on \(Thread.current.name ?? "")" }
             results.append(r ?? "fail")
             done.leave()
         }
         b.loop.perform {
-            bothWaiting.leave(); bothWaiting.wait()
-            let r = try? a.loop.performAndWait { "A ran for B on \(Thread.current.name ?? "")" }
+            bothWaiting.leave(); _ = bothWaiting.wait(timeout: .now() + 10)
+            // Bounded, so that a deadlock fails the test instead of hanging the thread's stop.
+            let r = try? a.loop.performAndWait(timeout: .seconds(10)) { "A ran for B on \(Thread.current.name ?? "")" }
             results.append(r ?? "fail")
             done.leave()
         }

@@ -12,17 +12,14 @@ import PortRunLoopTestSupport
         let thread = try RunLoopThread(name: "log-inval")
         defer { thread.stop() }
         // Keep the loop busy so that the messages stay queued.
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        #expect(thread.loop.perform { entered.signal(); release.wait() })
-        entered.wait()
+        let release = holdLoop(thread)
         let port = MessagePort(queueLimit: 10, logger: recorder.logger)
         port.setHandler { _ in }
         thread.loop.add(port, forMode: .common)
         for id in 0..<3 { #expect(port.send(before: Date(), msgid: UInt32(id))) }
         port.invalidate()
         port.invalidate() // idempotent: no second entry
-        release.signal()
+        release.fire()
         try thread.loop.performAndWait {}
 
         let entries = recorder.entries
@@ -63,16 +60,13 @@ import PortRunLoopTestSupport
         let recorder = LogRecorder()
         let thread = try RunLoopThread(name: "log-inherit", logger: recorder.logger)
         defer { thread.stop() }
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        #expect(thread.loop.perform { entered.signal(); release.wait() })
-        entered.wait()
+        let release = holdLoop(thread)
         let port = MessagePort()
         port.setHandler { _ in }
         thread.loop.add(port, forMode: .common)
         #expect(port.send(before: Date()))
         port.invalidate()
-        release.signal()
+        release.fire()
         try thread.loop.performAndWait {}
         let discards = recorder.entries.filter { $0[LogKeys.discarded] != nil }
         #expect(discards.count == 1)

@@ -73,6 +73,8 @@ import PortRunLoopTestSupport
             done.fire()
         }
         #expect(started.wait())
+        // Most likely inside its wait for room by now; it must not have returned, at least.
+        #expect(!done.wait(seconds: 0.05), "the send must wait while the queue is full")
         port.invalidate()
         #expect(done.wait())
         #expect(result.withLock { $0 } == false)
@@ -89,6 +91,7 @@ import PortRunLoopTestSupport
             result.withLock { $0 = ok }
             done.fire()
         }
+        #expect(!done.wait(seconds: 0.05), "the send must wait while the queue is full")
         port.queueLimit = 2
         #expect(done.wait())
         #expect(result.withLock { $0 } == true)

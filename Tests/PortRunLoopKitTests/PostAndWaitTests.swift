@@ -153,7 +153,8 @@ struct PostAndWaitTests {
         let got = NotifCountdown()
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in got.add() }
         a.stop()
-        #expect(try center.postAndWait(name: .notifTestA) == 0)
+        // Bounded: a wait that hung would throw `timedOut` and fail here.
+        #expect(try center.postAndWait(name: .notifTestA, timeout: .seconds(5)) == 0)
         #expect(!token.isActive)
     }
 }

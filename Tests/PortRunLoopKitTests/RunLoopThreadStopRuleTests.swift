@@ -55,7 +55,9 @@ import PortRunLoopTestSupport
         try a.loop.performAndWait { a.stop() }
         releaseBody.fire()
         // Wait for A's thread to have shut its loop down (each call either runs or fails).
-        while !a.loop.isShutDown { _ = try? a.loop.performAndWait(timeout: .seconds(1)) {} }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !a.loop.isShutDown, Date() < deadline { _ = try? a.loop.performAndWait(timeout: .seconds(1)) {} }
+        try #require(a.loop.isShutDown, "A's loop should shut down once stop() ran on it")
         #expect(ran.value == 1, "a block queued before stop() was discarded")
     }
 }

@@ -57,9 +57,11 @@ import PortRunLoopTestSupport
         loop.perform { thread.stop() }
         // The thread exits on its own; a call made after that fails instead of hanging.
         let outcome = Recorder<Bool>()
-        while !loop.isShutDown {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !loop.isShutDown, Date() < deadline {
             do { try loop.performAndWait(timeout: .seconds(1)) {} } catch { outcome.append(true) }
         }
-        #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait {} }
+        try #require(loop.isShutDown, "the loop should shut down once its thread stopped itself")
+        #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait(timeout: .seconds(5)) {} }
     }
 }

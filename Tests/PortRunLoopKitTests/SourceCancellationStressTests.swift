@@ -72,6 +72,7 @@ import Testing
     @Test func firingTimersInvalidatedFromOtherThreadsNeverFireAfterInvalidateReturns() throws {
         let loops = try (0..<2).map { try RunLoopThread(name: "cancel-timer-\($0)") }
         defer { for loop in loops { loop.stop() } }
+        var totalRuns = 0
         for round in 0..<40 {
             var pairs: [(RunLoopTimer, Marker)] = []
             for index in 0..<16 {
@@ -80,12 +81,17 @@ import Testing
                 loops[(index + round) % loops.count].loop.add(timer, forMode: .common)
                 pairs.append((timer, marker))
             }
+            // Two barriers: the first block runs once the timers are added, the second a turn after
+            // the one that fired them (they are due at once), so each has fired before its invalidate.
+            for loop in loops { try loop.loop.performAndWait {} }
             for loop in loops { try loop.loop.performAndWait {} }
             try cancelFromTwoThreads(pairs, then: loops) { $0.invalidate() }
             for (timer, marker) in pairs {
                 #expect(!timer.isValid)
                 #expect(!marker.startedAfterCancel, "round \(round): a timer fired after invalidate() returned")
+                totalRuns += marker.runs.load(ordering: .relaxed)
             }
         }
+        #expect(totalRuns >= 40 * 16) // every timer fired before its invalidate
     }
 }

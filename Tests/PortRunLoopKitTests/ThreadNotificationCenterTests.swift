@@ -100,7 +100,9 @@ struct ThreadNotificationCenterTests {
         let token = center.addObserver(forName: .notifTestA, object: sender, on: a.loop) { _ in count.add() }
         sender = nil
         for _ in 0..<100 { center.post(name: .notifTestA, object: Sender(8)) }
-        try center.postAndWait(name: .notifTestB)
+        // Two barriers: whatever the posts queued for the loop has run by then.
+        try a.loop.performAndWait { }
+        try a.loop.performAndWait { }
         #expect(count.value == 0)
         withExtendedLifetime(token) { }
     }
@@ -284,7 +286,8 @@ struct ThreadNotificationCenterTests {
         a.stop()
         let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in }
         #expect(!token.isActive)
-        #expect(try center.postAndWait(name: .notifTestA) == 0)
+        // Bounded: a wait that hung would throw `timedOut` and fail here.
+        #expect(try center.postAndWait(name: .notifTestA, timeout: .seconds(5)) == 0)
     }
 
     struct NotHashable { var x = 1 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import PortRunLoopKit
+import Synchronization
 import Testing
 
 /// TracedMutex as a condition: `wait(untilMonotonic:until:)` returns once a broadcast follows a
@@ -35,15 +36,20 @@ import Testing
         #expect(value.wait(untilMonotonic: System.monotonicSeconds()) { $0 })
     }
 
-    @Test func noWakeUpIsLostUnderManyRounds() {
-        // Ping-pong: each side waits for the other's turn; a lost wake-up hangs a round (and the
-        // suite's time limit fails the test).
+    @Test func noWakeUpIsLostUnderManyRounds() throws {
+        // Ping-pong: each side waits for the other's turn. A lost wake-up leaves a round waiting
+        // until the deadline, which each side reports.
         let turn = TracedMutex(0)
         let rounds = 20_000
+        let deadline = System.monotonicSeconds() + 30
         let done = DispatchSemaphore(value: 0)
+        let otherSideTimedOut = Atomic<Bool>(false)
         Thread.detachNewThread {
             for round in 0..<rounds {
-                _ = turn.wait { $0 == 2 * round + 1 }
+                guard turn.wait(untilMonotonic: deadline, until: { $0 == 2 * round + 1 }) else {
+                    otherSideTimedOut.store(true, ordering: .relaxed)
+                    break
+                }
                 turn.withLock { $0 += 1 }
                 turn.broadcast()
             }
@@ -52,9 +58,11 @@ import Testing
         for round in 0..<rounds {
             turn.withLock { $0 += 1 }
             turn.broadcast()
-            _ = turn.wait { $0 == 2 * round + 2 }
+            try #require(turn.wait(untilMonotonic: deadline) { $0 == 2 * round + 2 }, "round \(round) waited past the deadline")
         }
         #expect(done.wait(timeout: .now() + 30) == .success)
+        let otherSideGaveUp = otherSideTimedOut.load(ordering: .relaxed)
+        #expect(!otherSideGaveUp)
         #expect(turn.withLock { $0 } == 2 * rounds)
     }
 }

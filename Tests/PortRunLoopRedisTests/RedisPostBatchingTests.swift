@@ -66,12 +66,14 @@ import PortRunLoopTestSupport
         let release = DispatchSemaphore(value: 0)
         fixture.thread.loop.perform {
             parked.signal()
-            release.wait()
+            _ = release.wait(timeout: .now() + 20)
             try? center.post(name: .init("order"), userInfo: ["seq": count])
         }
         #expect(parked.wait(timeout: .now() + 10) == .success)
-        for seq in 0..<count { try center.post(name: .init("order"), userInfo: ["seq": seq]) }
-        release.signal()
+        do {
+            defer { release.signal() } // also when a post throws: the loop must not stay held
+            for seq in 0..<count { try center.post(name: .init("order"), userInfo: ["seq": seq]) }
+        }
         #expect(seen.wait(for: count + 1))
         #expect(seen.values == Array(0...count))
         observation.remove()

@@ -69,14 +69,29 @@ public final class JoinableThread: @unchecked Sendable {
     }
 
     /// Runs `body` on a new thread (so it gets a brand-new `PortRunLoop.current`), waits for it and
-    /// returns its result.
+    /// returns its result. Waits at most `timeout` seconds: a body still running then is left
+    /// alone (its thread is never joined) and ``TimedOut`` is thrown, so a hung body fails its
+    /// caller instead of hanging it.
     ///
     /// Thread-safety: any thread.
-    public static func run<T: Sendable>(name: String = "fresh", _ body: @escaping @Sendable () throws -> T) throws -> T {
+    public static func run<T: Sendable>(name: String = "fresh", timeout: Double = 60,
+                                        _ body: @escaping @Sendable () throws -> T) throws -> T {
         let box = ResultBox<T>()
         let thread = JoinableThread(name: name) { box.set(Result { try body() }) }
-        thread.join()
+        guard thread.join(timeout: timeout) else { throw TimedOut(name: name, seconds: timeout) }
         return try box.get()
+    }
+
+    /// ``run(name:timeout:_:)``'s body did not return in time.
+    ///
+    /// Thread-safety: `Sendable`; immutable.
+    public struct TimedOut: Error, CustomStringConvertible, Sendable {
+        /// The thread's name.
+        public let name: String
+        /// How long the caller waited.
+        public let seconds: Double
+        /// Thread-safety: immutable.
+        public var description: String { "the body run on thread '\(name)' did not return within \(seconds) s" }
     }
 }
 
