@@ -47,33 +47,25 @@ func runCrossProcessScenario(_ options: DemoOptions) throws -> Bool {
     defer { chosen.stop() }
 
     // What the handler saw, written only on the chosen thread.
-    final class Seen: @unchecked Sendable {
-        var count = 0
-        var nextSeq: [UInt64]
-        var outOfOrder = 0
-        var wrongThread = 0
+    final class Seen: DeliveryEvidence, @unchecked Sendable {
         var malformed = 0
         var requestsAnswered = 0
-        var latencies: [UInt64] = []
-        init(posters: Int, total: Int) { nextSeq = Array(repeating: 0, count: posters); latencies.reserveCapacity(total) }
     }
     let seen = Seen(posters: options.threads, total: total)
     let allHandled = DispatchSemaphore(value: 0)
 
     let port = MessagePort(queueLimit: 64)
     port.setHandler { message in
-        if !chosen.loop.isCurrentThread { seen.wrongThread += 1 }
+        seen.checkThread(onChosenThread: chosen.loop.isCurrentThread)
         switch message.msgid {
         case CrossProcessMessage.notification:
-            guard let item = message.components.first.flatMap(CrossProcessItem.init), Int(item.poster) < seen.nextSeq.count else {
+            guard let item = message.components.first.flatMap(CrossProcessItem.init), seen.knows(poster: Int(item.poster)) else {
                 seen.malformed += 1
                 return
             }
-            seen.latencies.append(monotonicNanoseconds() &- item.postedAt)
-            if item.seq != seen.nextSeq[Int(item.poster)] { seen.outOfOrder += 1 }
-            seen.nextSeq[Int(item.poster)] = item.seq + 1
-            seen.count += 1
-            if seen.count == total { allHandled.signal() }
+            if seen.record(poster: Int(item.poster), seq: item.seq, postedAt: item.postedAt, handledAt: monotonicNanoseconds()) {
+                allHandled.signal()
+            }
         case CrossProcessMessage.request:
             // The answer says which thread handled the request.
             if message.reply(msgid: CrossProcessMessage.request, components: [Data((Thread.current.name ?? "?").utf8)],
@@ -155,20 +147,7 @@ func runCrossProcessPoster(_ arguments: [String]) -> Never {
             failedSends.add(1, ordering: .relaxed)
         }
     }
-    let posters = DispatchGroup()
-    for poster in 0..<threads {
-        posters.enter()
-        let thread = Thread {
-            for seq in 0..<items {
-                NotificationCenter.default.post(name: .demoItem, object: nil,
-                                                userInfo: ["poster": poster, "seq": seq, "at": monotonicNanoseconds()])
-            }
-            posters.leave()
-        }
-        thread.name = "poster-\(poster)"
-        thread.start()
-    }
-    posters.wait()
+    postDemoItems(threads: threads, items: items)
     NotificationCenter.default.removeObserver(token)
 
     var roundTrips: [UInt64] = []

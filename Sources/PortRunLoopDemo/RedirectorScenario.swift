@@ -17,27 +17,17 @@ func runRedirectorScenario(_ options: DemoOptions) throws -> Bool {
     defer { chosen.stop() }
 
     // What the observer saw, written only on the chosen thread.
-    final class Seen: @unchecked Sendable {
-        var count = 0
-        var nextSeq: [Int]
-        var outOfOrder = 0
-        var wrongThread = 0
-        var latencies: [UInt64] = []
-        init(posters: Int, total: Int) { nextSeq = Array(repeating: 0, count: posters); latencies.reserveCapacity(total) }
-    }
-    let seen = Seen(posters: options.threads, total: total)
+    let seen = DeliveryEvidence(posters: options.threads, total: total)
     let allHandled = DispatchSemaphore(value: 0)
 
     let observer = ThreadedObserver(queueLimit: options.queueLimit) { note in
         let now = monotonicNanoseconds()
         let info = note.userInfo!
         let poster = info["poster"] as! Int, seq = info["seq"] as! Int, postedAt = info["at"] as! UInt64
-        if !chosen.loop.isCurrentThread { seen.wrongThread += 1 }
-        if seq != seen.nextSeq[poster] { seen.outOfOrder += 1 }
-        seen.nextSeq[poster] = seq + 1
-        seen.latencies.append(now - postedAt)
-        seen.count += 1
-        if seen.count == total { allHandled.signal() }
+        seen.checkThread(onChosenThread: chosen.loop.isCurrentThread)
+        if seen.record(poster: poster, seq: UInt64(seq), postedAt: postedAt, handledAt: now) {
+            allHandled.signal()
+        }
     }
     // setUpThreadingSupport runs on the chosen thread, as the article requires.
     try chosen.loop.performAndWait { observer.setUpThreadingSupport() }
@@ -54,20 +44,7 @@ func runRedirectorScenario(_ options: DemoOptions) throws -> Bool {
     port queue limit \(options.queueLimit); zero-timeout sends
     """)
     let start = Date()
-    let posters = DispatchGroup()
-    for poster in 0..<options.threads {
-        posters.enter()
-        let thread = Thread {
-            for seq in 0..<options.items {
-                NotificationCenter.default.post(name: .demoItem, object: nil,
-                                                userInfo: ["poster": poster, "seq": seq, "at": monotonicNanoseconds()])
-            }
-            posters.leave()
-        }
-        thread.name = "poster-\(poster)"
-        thread.start()
-    }
-    posters.wait()
+    postDemoItems(threads: options.threads, items: options.items)
     let finished = allHandled.wait(timeout: .now() + 60) == .success
     let elapsed = Date().timeIntervalSince(start)
     let (count, outOfOrder, wrongThread, latencies) = try chosen.loop.performAndWait {

@@ -84,32 +84,3 @@ enum PrivateBusError: Error {
     case roundTripTimedOut
 }
 
-/// Runs a command-line tool with arguments and an environment addition; returns its status and
-/// output. Bounded: killed after `seconds`.
-@discardableResult
-func runTool(_ path: String, _ arguments: [String], environment: [String: String] = [:], seconds: Double = 20) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    try process.run()
-    let output = Locked(Data())
-    let drained = DispatchSemaphore(value: 0)
-    let reader = pipe.fileHandleForReading
-    Thread.detachNewThread {
-        let data = reader.readDataToEndOfFile()
-        output.withLock { $0 = data }
-        drained.signal()
-    }
-    if exited.wait(timeout: .now() + seconds) == .timedOut {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        Issue.record("\(path) did not exit within \(seconds) s")
-    }
-    _ = drained.wait(timeout: .now() + 5)
-    return (process.terminationStatus, String(decoding: output.withLock { $0 }, as: UTF8.self))
-}

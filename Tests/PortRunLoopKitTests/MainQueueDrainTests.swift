@@ -20,32 +20,7 @@ import PortRunLoopTestSupport
             Issue.record("MainQueueProbe was not built at \(probe.path) (build the package first)")
             return (-1, "")
         }
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        try process.run()
-        // Read on a thread of its own, so that the bound below holds even if the probe never
-        // closes its output.
-        let output = Locked(Data())
-        let drained = DispatchSemaphore(value: 0)
-        let reader = pipe.fileHandleForReading
-        Thread.detachNewThread {
-            let data = reader.readDataToEndOfFile()
-            output.withLock { $0 = data }
-            drained.signal()
-        }
-        if exited.wait(timeout: .now() + 50) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            Issue.record("MainQueueProbe did not exit within 50 s")
-            _ = drained.wait(timeout: .now() + 5)
-            return (-1, String(decoding: output.withLock { $0 }, as: UTF8.self))
-        }
-        _ = drained.wait(timeout: .now() + 5)
-        return (process.terminationStatus, String(decoding: output.withLock { $0 }, as: UTF8.self))
+        return try runTool(probe.path, arguments, seconds: 50, includingStandardError: false)
     }
 
     @Test func mainQueueAndMainActorRunInPortRunLoopMain() throws {
