@@ -9,7 +9,9 @@
 //       "GONE <reason>" per peer that disconnected; `reply` answers each request with msgid+1000
 //       and the same components; `hold` keeps the owner loop busy until a line "go" arrives on
 //       standard input (messages are held meanwhile); a line "invalidate" invalidates the port
-//       (it stays running) and prints INVALIDATED. A message carrying file descriptors prints
+//       (it stays running) and prints INVALIDATED; "stats" prints "STATS <statistics>"; "fdlimit"
+//       lowers the descriptor limit to the descriptors open (so `accept` fails with EMFILE) and
+//       prints LIMITED, "fdunlimit" restores it and prints UNLIMITED. A message carrying file descriptors prints
 //       "FD <count> <text>", the text read through each (taken) descriptor until end of file;
 //       `replyfd` answers each request with msgid+2000 and the read end of a pipe holding "pong".
 //   CrossProcessProbe send <dir> <name> <count> <timeoutMs> [size]
@@ -96,10 +98,27 @@ case "publish":
     do { published = try registry.publish(port, as: name, on: owner.loop, options: options) } catch { fail("\(error)") }
     published.setPeerDisconnectHandler { _, reason in say("GONE \(reason)") }
     say("READY \(getpid())")
+    var savedLimit = rlimit()
     while let line = readLine() {
         if line == "go" { held.signal() }
         if line == "stats" { say("STATS \(published.statistics)") }
         if line == "invalidate" { port.invalidate(); say("INVALIDATED") }
+        if line == "fdlimit" {
+            // The lowest free descriptor number: every one below it is open, so with the soft
+            // limit there no new descriptor can be made.
+            let lowestFree = dup(0)
+            guard lowestFree >= 0 else { fail("dup: \(errno)") }
+            close(lowestFree)
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &savedLimit) == 0 else { fail("getrlimit: \(errno)") }
+            var limited = savedLimit
+            limited.rlim_cur = rlim_t(lowestFree)
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limited) == 0 else { fail("setrlimit: \(errno)") }
+            say("LIMITED \(lowestFree)")
+        }
+        if line == "fdunlimit" {
+            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &savedLimit) == 0 else { fail("setrlimit: \(errno)") }
+            say("UNLIMITED")
+        }
     }
     published.unpublish()
     exit(0)

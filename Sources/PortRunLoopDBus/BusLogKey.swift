@@ -12,6 +12,10 @@ enum BusLogKey {
     static let observation = "portrunloop.bus.observation"
     /// ``BusNotificationCenter/heldNotificationLimit``.
     static let holdLimit = "portrunloop.bus.hold_limit"
+    /// How many were discarded (the core's key).
+    static let discarded = "portrunloop.discarded"
+    /// A loop's name (the core's key).
+    static let loop = "portrunloop.loop"
     /// The error an operation failed with (the core's key).
     static let error = "portrunloop.error"
     /// A file descriptor (the core's key).

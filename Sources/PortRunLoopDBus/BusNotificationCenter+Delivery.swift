@@ -86,6 +86,17 @@ extension BusNotificationCenter: TransportDelegate {
         ])
     }
 
+    /// Posts accepted earlier were released unsent: counted, and logged with the count.
+    ///
+    /// Thread-safety: any thread.
+    @_spi(Transport) public func transportDiscardedUnsent(count: Int) {
+        guard count > 0 else { return }
+        state.withLock { $0.metrics.postsDiscardedUnsent += count }
+        logger.notice("BusNotificationCenter: posts accepted before the connection was lost (or its loop shut down) were discarded unsent", metadata: [
+            BusLogKey.endpoint: "\(endpoint)", BusLogKey.discarded: "\(count)",
+        ])
+    }
+
     /// The connection is gone: logged once per loss, disconnection observers called.
     ///
     /// Thread-safety: the transport's loop thread.
@@ -151,15 +162,29 @@ extension BusNotificationCenter: TransportDelegate {
     }
 
     /// Runs `body` on `loop`'s thread if `record` is still active then: inline when that is the
-    /// current thread (the center's loop delivering to itself), else queued in order.
+    /// current thread (the center's loop delivering to itself), else queued in order. A loop that
+    /// has shut down refuses it: the observation could never be called again, so it ends (logged
+    /// once), and the refused call is counted in ``BusNotificationCenterMetrics/refusedByShutDownLoops``.
     func run(on loop: PortRunLoop, for record: BusObservationRecord, _ body: @escaping @Sendable () -> Void) {
         if loop.isCurrentThread {
             if record.isActive { body() }
             return
         }
-        loop.perform {
+        let queued = loop.perform {
             guard record.isActive else { return }
             body()
         }
+        if !queued { observationLoopShutDown(record, loop: loop) }
+    }
+
+    /// `record`'s loop refused a delivery because it has shut down: counted, and the observation
+    /// ended (logged when this ends it).
+    private func observationLoopShutDown(_ record: BusObservationRecord, loop: PortRunLoop) {
+        state.withLock { $0.metrics.refusedByShutDownLoops += 1 }
+        guard record.isActive else { return }
+        end(record)
+        logger.notice("BusNotificationCenter: an observation's loop has shut down; the observation ended", metadata: [
+            BusLogKey.observation: "\(record.label)", BusLogKey.loop: "\(loop.name)",
+        ])
     }
 }

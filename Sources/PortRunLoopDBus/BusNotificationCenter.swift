@@ -91,7 +91,8 @@ public final class BusNotificationCenter: @unchecked Sendable {
     nonisolated(unsafe) let loopState = LoopState()
 
     /// Connects to `endpoint` (blocking the calling thread for the connection and the bus's
-    /// `Hello`) and services the connection on `loop`.
+    /// `Hello`, which libdbus bounds by its default reply timeout, 25 s; ``callTimeout`` does not
+    /// apply to it) and services the connection on `loop`.
     ///
     /// - Parameters:
     ///   - endpoint: ``BusEndpoint/session`` (default), ``BusEndpoint/system``, or an address.

@@ -32,6 +32,17 @@ public struct BusNotificationCenterMetrics: Sendable, Equatable, CustomStringCon
     ///
     /// Thread-safety: a value type.
     public var malformedDropped = 0
+    /// Posts counted in ``posted`` that were released unsent: the connection was lost, or the
+    /// center's loop shut down, before they went out (logged with the count). A Redis center keeps
+    /// posts through an outage instead, and counts what it drops in its transport's metrics.
+    ///
+    /// Thread-safety: a value type.
+    public var postsDiscardedUnsent = 0
+    /// Deliveries (counted in ``delivered`` too) and disconnection reports that an observation's
+    /// loop refused because it had shut down. The observation ends with the first (logged).
+    ///
+    /// Thread-safety: a value type.
+    public var refusedByShutDownLoops = 0
 
     /// All zero.
     ///
@@ -42,6 +53,6 @@ public struct BusNotificationCenterMetrics: Sendable, Equatable, CustomStringCon
     ///
     /// Thread-safety: a value type.
     public var description: String {
-        "posted \(posted), received \(received), delivered \(delivered), dropped while suspended \(droppedWhileSuspended), coalesced \(coalesced), held overflow \(heldOverflow), malformed \(malformedDropped)"
+        "posted \(posted), received \(received), delivered \(delivered), dropped while suspended \(droppedWhileSuspended), coalesced \(coalesced), held overflow \(heldOverflow), malformed \(malformedDropped), discarded unsent \(postsDiscardedUnsent), refused by shut-down loops \(refusedByShutDownLoops)"
     }
 }

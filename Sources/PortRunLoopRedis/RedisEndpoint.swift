@@ -6,7 +6,10 @@
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
-    /// The server's host name or IP address (e.g. `127.0.0.1`).
+    /// The server's host name or IP address (e.g. `127.0.0.1`). A name is resolved by hiredis on
+    /// the loop's thread, with a blocking `getaddrinfo`, at every connection attempt (reconnections
+    /// included): while the resolver waits the loop serves nothing, and ``connectTimeout`` does not
+    /// bound it. A loop that must stay responsive when DNS is slow is given an address.
     ///
     /// Thread-safety: a value type.
     public var host: String

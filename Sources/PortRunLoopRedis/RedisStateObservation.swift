@@ -31,12 +31,14 @@ public final class RedisStateObservation: Sendable {
         transport?.removeStateObserver(self)
     }
 
-    /// Queues the handler with `state` on the observation's loop.
+    /// Queues the handler with `state` on the observation's loop. A loop that has shut down refuses
+    /// it and could never call the handler again: the observation ends.
     func deliver(_ state: RedisConnectionState) {
-        loop.perform { [self] in
+        let queued = loop.perform { [self] in
             guard active.withLock({ $0 }) else { return }
             handler(state)
         }
+        if !queued { remove() }
     }
 }
 

@@ -85,7 +85,12 @@ extension RedisTransport: RedisConnectionOwner {
         state.subscriber = nil
         let unconfirmed = publisher?.awaitingReplies ?? 0
         other?.drop("the other connection ended (\(reason))")
-        guard !isClosed else { return }
+        guard !isClosed else {
+            // Closed: no reconnection. Posts still unanswered (a close on a loop that had shut
+            // down frees the connection without waiting for them) are counted all the same.
+            if unconfirmed > 0 { shared.withLock { $0.metrics.unconfirmedAtDisconnect += unconfirmed } }
+            return
+        }
 
         let wasReady = state.ready
         state.ready = false

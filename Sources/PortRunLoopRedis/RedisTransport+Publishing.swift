@@ -34,7 +34,11 @@ extension RedisTransport {
     /// appended to hiredis' output before it writes, so a batch leaves in one write.
     private func publish(_ items: some Collection<PendingPublish>) {
         let state = loopState
-        guard !isClosed else { return }
+        guard !isClosed else {
+            // Queued by posts that returned before the close: they will not go out.
+            shared.withLock { $0.metrics.droppedWhileDisconnected += items.count }
+            return
+        }
         if state.ready {
             send(items)
             return

@@ -167,11 +167,17 @@ extension RedisTransport {
         }
         if RedisReply.equals(kind, "message") {
             guard let channel = elements[1].flatMap({ RedisReply.bytes($0.pointee) }),
-                  let payload = elements[2].flatMap({ RedisReply.bytes($0.pointee) }) else { return }
+                  let payload = elements[2].flatMap({ RedisReply.bytes($0.pointee) }) else {
+                receivedUnreadable(kind: "message")
+                return
+            }
             receive(channel: channel, payload: payload)
         } else if RedisReply.equals(kind, "pmessage") {
             guard reply.elements >= 4, let channel = elements[2].flatMap({ RedisReply.bytes($0.pointee) }),
-                  let payload = elements[3].flatMap({ RedisReply.bytes($0.pointee) }) else { return }
+                  let payload = elements[3].flatMap({ RedisReply.bytes($0.pointee) }) else {
+                receivedUnreadable(kind: "pmessage")
+                return
+            }
             // The server sent this message to the channel's own subscription just before: once is enough.
             let channelName = String(decoding: channel, as: UTF8.self)
             if loopState.subscriptions[.channel(channelName)]?.atServer == true { return }
@@ -187,6 +193,12 @@ extension RedisTransport {
                 confirmed(.pattern(pattern), subscribed: RedisReply.equals(kind, "psubscribe"))
             }
         }
+    }
+
+    /// A `message` or `pmessage` push without a readable channel or payload: counted with the
+    /// malformed messages, and logged with them by the drain.
+    private func receivedUnreadable(kind: String) {
+        loopState.inbox.append(.malformed(channel: "?", reason: .unreadablePush(kind: kind)))
     }
 
     /// Decodes one message into the inbox (loop thread, inside hiredis: the bytes are valid until

@@ -164,20 +164,28 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         guard first else { return }
         setState(.closed)
         // A shut-down loop runs nothing any more: its thread is gone, so close here.
-        if !onLoop({ $0.closeNow() }) { closeNow() }
+        if !onLoop({ $0.closeNow(loopRuns: true) }) { closeNow(loopRuns: false) }
     }
 
-    private func closeNow() {
+    /// Closes both connections; `loopRuns` false when the loop has shut down (this runs on the
+    /// closing thread then, and nothing of hiredis' can be running).
+    private func closeNow(loopRuns: Bool) {
         let state = loopState
         state.reconnectTimer?.invalidate()
         state.reconnectTimer = nil
         state.ready = false
-        // Posts already handed to hiredis are still written and answered (a server that does not
-        // answer is dropped by the command timeout); the subscription ends at once.
-        state.publisher?.closeAfterReplies()
+        // On a running loop, posts already handed to hiredis are still written and answered (a
+        // server that does not answer is dropped by the command timeout). Without one nothing
+        // would read the answers or run the timeout: the connection is freed now, its posts
+        // counted as unconfirmed. The subscription ends at once either way.
+        if loopRuns { state.publisher?.closeAfterReplies() } else { state.publisher?.drop("closed") }
         state.subscriber?.drop("closed")
+        let unsent = state.buffered.count
         state.buffered.removeAll()
-        shared.withLock { $0.metrics.bufferedWhileDisconnected = 0 }
+        shared.withLock { shared in
+            shared.metrics.bufferedWhileDisconnected = 0
+            shared.metrics.droppedWhileDisconnected += unsent
+        }
         for waiter in state.startWaiters + state.flushWaiters { waiter.finish(.failure(.disconnected)) }
         state.startWaiters.removeAll()
         state.flushWaiters.removeAll()

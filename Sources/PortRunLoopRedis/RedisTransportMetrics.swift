@@ -27,7 +27,8 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
     ///
     /// Thread-safety: a value type.
     public var bufferedWhileDisconnected = 0
-    /// Posts dropped because ``RedisEndpoint/disconnectedPostLimit`` posts were already kept.
+    /// Posts dropped unsent: ``RedisEndpoint/disconnectedPostLimit`` posts were already kept while
+    /// disconnected, or the center was closed (or its loop shut down) with them still kept or queued.
     ///
     /// Thread-safety: a value type.
     public var droppedWhileDisconnected = 0

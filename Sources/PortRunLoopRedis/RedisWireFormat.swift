@@ -120,6 +120,8 @@ enum MalformedPayload: Error, CustomStringConvertible {
     case emptyName
     case nameMismatch(name: String, channel: String)
     case binary(String)
+    /// A `message` or `pmessage` push whose channel or payload is not a string.
+    case unreadablePush(kind: String)
 
     var description: String {
         switch self {
@@ -129,6 +131,7 @@ enum MalformedPayload: Error, CustomStringConvertible {
         case .emptyName: "its name is empty"
         case .nameMismatch(let name, let channel): "its name \(name) is not the one channel \(channel) carries"
         case .binary(let why): "the binary payload is malformed: \(why)"
+        case .unreadablePush(let kind): "a \(kind) push without a channel and payload as strings"
         }
     }
 }

@@ -32,8 +32,8 @@ enum DBusCall {
     }
 
     /// Opens a private connection to `endpoint` and registers it with the bus (`Hello`). Blocks
-    /// the calling thread for the connection and one round trip, at most `timeoutMilliseconds`
-    /// for the registration.
+    /// the calling thread for the connection and one round trip; libdbus bounds the registration
+    /// by its own default reply timeout (25 s), not by the center's `callTimeout`.
     static func connect(to endpoint: BusEndpoint) throws(BusNotificationError) -> OpaquePointer {
         _ = threadsInitialized
         if case .transport(let description) = endpoint.kind {

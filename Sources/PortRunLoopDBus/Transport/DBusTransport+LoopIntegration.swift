@@ -84,6 +84,10 @@ extension DBusTransport {
             state.withLock { $0.watches[watch] = source }
         } catch {
             logger.warning("D-Bus connection socket could not be watched", metadata: [BusLogKey.error: "\(error)", BusLogKey.fileDescriptor: "\(fd)"])
+            // Unserviced, the connection would accept posts that never go out: it counts as lost
+            // (reported from the loop's next turn, not from inside libdbus' callback).
+            guard !state.withLock({ $0.closed }) else { return }
+            if !loop.perform({ [self] in connectionLost() }) { connectionLost() }
         }
     }
 

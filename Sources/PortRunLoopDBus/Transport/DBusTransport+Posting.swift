@@ -21,8 +21,9 @@ extension DBusTransport {
         }
         guard postQueue.append(outgoing) else { return }
         if !loop.perform({ self.sendQueued() }) {
-            // The loop is shut down: nothing queued will go out (the others' posts already returned).
-            discardQueuedPosts()
+            // The loop is shut down: nothing queued will go out (the others' posts already returned;
+            // this one throws, so it is not counted as discarded).
+            discardQueuedPosts(includingTheCallers: true)
             throw .disconnected
         }
     }
@@ -32,9 +33,13 @@ extension DBusTransport {
         postQueue.drain { send($0) }
     }
 
-    /// Releases the queued posts unsent (the loop is gone, or the transport is).
-    func discardQueuedPosts() {
-        for message in postQueue.removeAll() { dbus_message_unref(message.pointer) }
+    /// Releases the queued posts unsent (the loop is gone, or the transport is), and reports those
+    /// whose posts returned (all but the caller's own, when `includingTheCallers`: it throws).
+    func discardQueuedPosts(includingTheCallers: Bool = false) {
+        let unsent = postQueue.removeAll()
+        for message in unsent { dbus_message_unref(message.pointer) }
+        let returned = unsent.count - (includingTheCallers ? 1 : 0)
+        if returned > 0 { delegate?.transportDiscardedUnsent(count: returned) }
     }
 
     /// Queues `messages` on the connection, in order, and releases them (loop thread). libdbus
@@ -43,6 +48,7 @@ extension DBusTransport {
     private func send(_ messages: some Collection<OutgoingMessage>) {
         guard isConnected else {
             for message in messages { dbus_message_unref(message.pointer) }
+            if !messages.isEmpty { delegate?.transportDiscardedUnsent(count: messages.count) }
             return
         }
         withWatchChangesDeferred {

@@ -85,6 +85,10 @@ public protocol TransportDelegate: AnyObject, Sendable {
     func transportReceived(_ signal: BusSignal)
     /// A notification-shaped message could not be read: dropped (the center counts and logs it).
     func transportDroppedMalformed(from sender: String, reason: String)
+    /// Posts the center had accepted were released unsent: the connection was lost, or the loop
+    /// shut down, before they went out. The center counts and logs them. Called on any thread
+    /// (a poster's, when the loop has shut down).
+    func transportDiscardedUnsent(count: Int)
     /// The connection is gone.
     func transportDisconnected()
     /// A reconnecting transport has its connection back (after ``transportDisconnected()``), its

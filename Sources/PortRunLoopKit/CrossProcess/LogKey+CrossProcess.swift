@@ -5,4 +5,6 @@ extension LogKey {
     static let peer = "portrunloop.peer"
     /// Why a cross-process connection ended or a frame was refused.
     static let reason = "portrunloop.reason"
+    /// How many times an operation has failed so far (an aggregated log entry).
+    static let failures = "portrunloop.failures"
 }

@@ -40,7 +40,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         var disconnectHandler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?
         /// All counts but `messagesReceived`, which stays 0 here (see ``messagesReceived``).
         var statistics = Statistics(connectionsAccepted: 0, connectionsRefused: 0, peersDisconnected: 0,
-                                    framesRejected: 0, messagesReceived: 0)
+                                    framesRejected: 0, messagesReceived: 0, acceptFailures: 0)
     }
     private let state: TracedMutex<State>
     /// ``Statistics/messagesReceived``, counted apart from the rest: added to once per batch of
@@ -106,7 +106,8 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     public struct Statistics: Sendable, Equatable {
         /// Connections accepted. Thread-safety: a value type.
         public var connectionsAccepted: Int
-        /// Connections refused: the peer's uid is not allowed (`SO_PEERCRED`). Thread-safety: a value type.
+        /// Connections refused: the peer's uid is not allowed, or could not be read (`SO_PEERCRED`).
+        /// Thread-safety: a value type.
         public var connectionsRefused: Int
         /// Connections that ended (closed by the peer, a protocol violation, or unpublication).
         /// Thread-safety: a value type.
@@ -116,7 +117,17 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         public var framesRejected: Int
         /// Messages received and queued in the port. Thread-safety: a value type.
         public var messagesReceived: Int
+        /// Times `accept` failed for want of a resource (descriptors, memory). Each pauses
+        /// accepting for ``PublishedMessagePort/acceptPause`` (the waiting peers stay queued in the
+        /// listener's backlog); the first failure is logged, then one in 64. Thread-safety: a value type.
+        public var acceptFailures: Int
     }
+
+    /// How long accepting pauses after `accept` failed for want of a resource: the listener stays
+    /// readable while peers wait, so watching it on would spin the loop, logging each turn.
+    ///
+    /// Thread-safety: a constant.
+    public static let acceptPause: Duration = .milliseconds(100)
 
     /// A snapshot of the counts.
     ///
@@ -184,7 +195,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         logger.debug("MessagePort unpublished", metadata: [LogKey.portName: "\(name)", LogKey.port: "\(port)"])
     }
 
-    /// Owner thread: starts watching the listener (called once by `publish`).
+    /// Owner thread: starts watching the listener (by `publish`, and again after an accept pause).
     func startListening() throws(PortRunLoopError) {
         let fd = state.withLock { $0.listenerFD }
         // The source holds the publication (strongly) until it is cancelled at unpublication: a
@@ -200,6 +211,36 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         if !keep { source.cancel() }
     }
 
+    /// Owner thread: `accept` failed (EMFILE, ENFILE, ENOMEM and the like). The listener stays
+    /// readable while peers wait, so it is not watched for ``acceptPause``; a timer in the
+    /// listener's modes watches it again. Counted; logged on the first failure, then one in 64.
+    private func pauseAccepting(after error: any Error) {
+        let (source, failures) = state.withLock { state -> (FileDescriptorSource?, Int) in
+            state.statistics.acceptFailures += 1
+            defer { state.listenerSource = nil }
+            return (state.listenerSource, state.statistics.acceptFailures)
+        }
+        source?.cancel()
+        if failures == 1 || failures % 64 == 0 {
+            logger.warning("MessagePort could not accept a connection; accepting pauses", metadata: [
+                LogKey.portName: "\(name)", LogKey.error: "\(error)", LogKey.failures: "\(failures)"])
+        }
+        let timer = RunLoopTimer(after: Self.acceptPause.seconds) { [self] _ in resumeAccepting() }
+        for mode in modes { loop.add(timer, forMode: mode) }
+    }
+
+    /// Owner thread, after ``acceptPause``: watches the listener again, unless the name was
+    /// withdrawn meanwhile.
+    private func resumeAccepting() {
+        guard state.withLock({ $0.isPublished && $0.listenerSource == nil && $0.listenerFD >= 0 }) else { return }
+        do {
+            try startListening()
+        } catch {
+            logger.error("MessagePort could not watch its listener again; the name takes no new connections", metadata: [
+                LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+        }
+    }
+
     /// Owner thread: accepts every waiting connection, refusing peers whose uid is not allowed.
     private func acceptConnections() {
         while true {
@@ -210,12 +251,15 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             case .success(.some(let connection)): accepted = connection
             case .success(.none): return
             case .failure(let error):
-                logger.warning("MessagePort could not accept a connection", metadata: [
-                    LogKey.portName: "\(name)", LogKey.error: "\(error)"])
-                return // EMFILE and the like: the listener stays readable; the next turn retries
+                pauseAccepting(after: error)
+                return
             }
             guard let credentials = System.peerCredentials(accepted) else {
+                let code = System.lastError
+                state.withLock { $0.statistics.connectionsRefused += 1 }
                 System.closeDescriptor(accepted)
+                logger.warning("MessagePort refused a connection whose peer could not be identified (SO_PEERCRED)", metadata: [
+                    LogKey.portName: "\(name)", LogKey.error: "errno \(code)"])
                 continue
             }
             let peer = CrossProcessPeer(processID: credentials.pid, userID: credentials.uid, groupID: credentials.gid)

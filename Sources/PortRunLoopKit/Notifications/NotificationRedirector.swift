@@ -46,8 +46,13 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     /// Thread-safety: immutable; the port is `Sendable`.
     public let port: MessagePort
     private let handler: (@Sendable (Notification) -> Void)?
+    /// Closed by ``invalidate()``, or by the port's invalidation (its loop shut down): no handler
+    /// starts and ``process(_:)`` queues nothing once it is closed.
     private let gate = DeliveryGate()
+    /// Set by the first ``invalidate()`` (the gate may have been closed before, by the port).
+    private let invalidated = Atomic<Bool>(false)
     private let foundationTokens = TracedMutex<[FoundationRegistration]>([])
+    private let discarded = Atomic<Int>(0)
 
     /// Sets up the redirection to `loop`'s thread (the article's `setUpThreadingSupport`).
     ///
@@ -69,6 +74,9 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         self.port = MessagePort(queueLimit: queueLimit)
         self.handler = handler
         port.delegate = self
+        // The port is invalidated with its loop (the thread exited or was stopped): from then on
+        // nothing could drain what `process(_:)` queued, so it queues nothing more.
+        port.onInvalidation { [gate] in gate.close() }
         for mode in modes { loop.add(port, forMode: mode) }
     }
 
@@ -78,7 +86,8 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
 
     /// Redirects `notification` to the target thread (the article's `processNotification:`): handled at
     /// once when called there, otherwise queued and the port signalled with a zero-timeout send.
-    /// After ``invalidate()`` it does nothing.
+    /// After ``invalidate()``, or once the target loop has shut down, it only counts the
+    /// notification in ``discardedCount``.
     ///
     /// Thread-safety: any thread.
     public final func process(_ notification: Notification) {
@@ -86,7 +95,10 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
             deliver(notification)
             return
         }
-        guard !gate.isClosed else { return }
+        guard !gate.isClosed else {
+            discarded.add(1, ordering: .relaxed)
+            return
+        }
         let box = NotificationBox(notification, context: CallerContext.capture())
         notifications.withLock { $0.append(box) }
         // Zero timeout: if the port's queue is full, a signal is already on its way and the
@@ -143,10 +155,16 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         notifications.withLock { $0.count }
     }
 
-    /// True until ``invalidate()``.
+    /// True until ``invalidate()``, or until the target loop shuts down (which invalidates the port).
     ///
     /// Thread-safety: any thread.
     public var isValid: Bool { !gate.isClosed }
+
+    /// Notifications that were never handled: processed after the redirector became invalid, or
+    /// waiting when ``invalidate()`` dropped them (logged then, at `.notice`, with the count).
+    ///
+    /// Thread-safety: any thread.
+    public var discardedCount: Int { discarded.load(ordering: .relaxed) }
 
     /// Stops redirecting: once this returns no handler starts (one running on the target thread
     /// finishes; ``waitForRunningHandler(timeout:)`` waits for it). Waiting notifications are
@@ -155,13 +173,19 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     ///
     /// Thread-safety: any thread, including from inside ``handle(_:)``.
     public func invalidate() {
-        guard gate.close() else { return }
+        gate.close() // maybe closed already, by the port's invalidation
+        guard !invalidated.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // Released after the lock: a notification's contents may run arbitrary deinit code.
         let dropped = notifications.withLock { notifications in
             defer { notifications.removeAll() }
             return notifications
         }
-        _ = dropped
+        if !dropped.isEmpty {
+            discarded.add(dropped.count, ordering: .relaxed)
+            loop.logger.notice("NotificationRedirector invalidated with notifications waiting; they were discarded", metadata: [
+                LogKey.loop: "\(loop.name)", LogKey.discarded: "\(dropped.count)",
+            ])
+        }
         port.invalidate()
         let tokens = foundationTokens.withLock { tokens in
             defer { tokens.removeAll() }

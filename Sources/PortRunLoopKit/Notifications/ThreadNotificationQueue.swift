@@ -194,7 +194,6 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
             budget -= 1
             let post = asapPosts.remove(at: index)
             counters.didDequeue()
-            counters.didDeliver()
             postInEnqueuersContext(post)
         }
         if asapPosts.contains(where: { $0.modes == modes }) { scheduleASAPFlush(modes) }
@@ -210,7 +209,6 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
             budget -= 1
             let post = idlePosts.remove(at: index)
             counters.didDequeue()
-            counters.didDeliver()
             posted = true
             postInEnqueuersContext(post)
         }
@@ -218,9 +216,14 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
     }
 
     /// Posts a queued notification in the `ServiceContext` it was enqueued in, so that its observers
-    /// (on this thread and on others) see that context, not the flush's.
+    /// (on this thread and on others) see that context, not the flush's; counted as delivered, or
+    /// as discarded when its center is gone.
     private func postInEnqueuersContext(_ post: PendingPost) {
-        guard let center else { return }
+        guard let center else {
+            counters.didDiscard()
+            return
+        }
+        counters.didDeliver()
         loop.withCallerContext(post.box.context, ambient: loop.innermostRunHasAmbientContext) {
             center.post(post.box.notification)
         }

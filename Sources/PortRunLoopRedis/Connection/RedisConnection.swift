@@ -174,7 +174,13 @@ final class RedisConnection: @unchecked Sendable {
             owner?.connectionEnded(self, reason: reason, wasOpen: wasOpen)
             retained?.release()
         }
-        if !queued { retained?.release() } // a shut-down loop: nobody is left to tell
+        if !queued {
+            // A shut-down loop: the context was freed by a close on another thread, the only one
+            // left to use the connection. The owner hears of it here (it counts what was left
+            // unanswered).
+            owner?.connectionEnded(self, reason: reason, wasOpen: wasOpen)
+            retained?.release()
+        }
     }
 
     // MARK: Commands

@@ -1,0 +1,67 @@
+import Foundation
+import PortRunLoopDBus
+import PortRunLoopKit
+import PortRunLoopRedis
+import Testing
+import PortRunLoopTestSupport
+
+/// Closing a Redis center: posts it kept through an outage and never sent are counted as dropped,
+/// and a center whose loop has already shut down still frees its connections (nothing would read
+/// the server's answers any more, so it does not wait for them).
+@Suite(.timeLimit(.minutes(1))) struct RedisCloseTests {
+    private static func isDisconnected(_ state: RedisConnectionState) -> Bool {
+        if case .disconnected = state { true } else { false }
+    }
+
+    /// The number of clients the server has, by `CLIENT LIST` (one line per client, this query's
+    /// own included).
+    private static func clientCount(_ server: RedisServer) throws -> Int {
+        let (status, output) = try server.cli(["CLIENT", "LIST"])
+        guard status == 0 else { return -1 }
+        return output.split(separator: "\n").filter { $0.contains("addr=") }.count
+    }
+
+    @Test func postsKeptThroughAnOutageCountAsDroppedWhenTheCenterCloses() throws {
+        let server = try RedisServer()
+        let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        let states = Collector<RedisConnectionState>()
+        let stateObservation = center.addRedisStateObserver(on: fixture.thread.loop) { states.append($0) }
+        defer { stateObservation?.remove() }
+        server.kill()
+        #expect(states.wait { $0.contains(where: Self.isDisconnected) })
+        for n in 1...2 { try center.post(name: .init("kept"), userInfo: ["n": n]) }
+        let kept = try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { center.redisMetrics?.bufferedWhileDisconnected }
+        #expect(kept == 2)
+        center.close()
+        let metrics = try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { center.redisMetrics }
+        #expect(metrics?.bufferedWhileDisconnected == 0)
+        #expect(metrics?.droppedWhileDisconnected == 2)
+    }
+
+    @Test func closingACenterWhoseLoopHasShutDownFreesItsConnections() throws {
+        let server = try RedisServer()
+        let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        // A post confirmed: both connections are up (the subscriber with an observation's channel).
+        let seen = Collector<Int>()
+        let observation = try center.addObserver(forName: .init("closing.dead.loop"), on: fixture.thread.loop) { _ in seen.append(1) }
+        try center.post(name: .init("closing.dead.loop"))
+        #expect(seen.wait(for: 1))
+        observation.remove()
+        let before = try Self.clientCount(server)
+        #expect(before >= 3, "the center's two connections and the query's own")
+        // A PUBLISH the server has not answered (it is stopped), written before the loop shuts down.
+        server.pause()
+        try center.post(name: .init("closing.dead.loop"))
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { }
+        fixture.thread.stop()
+        center.close() // nothing would read the answer any more: the connections are freed now
+        server.resume()
+        #expect(eventually(seconds: 10) { (try? Self.clientCount(server)) == before - 2 },
+                "the server should see both of the center's connections close")
+        #expect(center.redisMetrics?.unconfirmedAtDisconnect == 1)
+    }
+}
