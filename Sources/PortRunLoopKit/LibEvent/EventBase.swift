@@ -20,11 +20,20 @@ final class EventBase {
         guard let config = event_config_new() else { throw .eventBaseCreationFailed }
         defer { event_config_free(config) }
         event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        // A base takes three descriptors: the epoll instance and the pair libevent keeps for
+        // signals. libevent treats a refused pair as fatal (it ends the process), so room for all
+        // three is checked first and its absence is a typed error. Another thread may still take
+        // descriptors in between; the check makes that a race, not the rule.
+        guard System.descriptorsAvailable(Self.descriptorsPerBase) else { throw .eventBaseCreationFailed }
         guard let base = event_base_new_with_config(config) else { throw .eventBaseCreationFailed }
         self.pointer = base
     }
 
     deinit { event_base_free(pointer) }
+
+    /// Descriptors `event_base_new_with_config` opens for a base made with
+    /// `EVENT_BASE_FLAG_NOLOCK` on Linux: the epoll instance and the signal pair.
+    static let descriptorsPerBase = 3
 
     /// One pass of `event_base_loop(base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY [| EVLOOP_NONBLOCK])`:
     /// waits for at least one event unless `blocking` is false, runs the (marking-only) callbacks

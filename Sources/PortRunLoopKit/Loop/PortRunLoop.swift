@@ -211,11 +211,21 @@ public final class PortRunLoop: @unchecked Sendable {
         self.owner = owner
         self.inbox = TracedMutex(Inbox(logger: logger))
         self.ownerLogger = logger
-        self.base = try EventBase()
-        let doorbell = try Doorbell(base: base)
+        let base = try EventBase()
+        var doorbell: Doorbell? = try Doorbell(base: base)
+        let wakeTimer: WakeTimer
+        do {
+            wakeTimer = try WakeTimer(base: base)
+        } catch {
+            // The doorbell's event is freed before its base, as `deinit` does: a failed init
+            // would release the two in an order Swift does not promise.
+            withExtendedLifetime(base) { doorbell = nil }
+            throw error
+        }
+        self.base = base
         self.doorbell = doorbell
-        self.doorbellDescriptor = doorbell.fileDescriptor
-        self.wakeTimer = try WakeTimer(base: base)
+        self.doorbellDescriptor = doorbell.unsafelyUnwrapped.fileDescriptor
+        self.wakeTimer = wakeTimer
         CallerContext.resolve() // an instrument bootstrapped since: context capture turns on
     }
 

@@ -5,6 +5,7 @@ import Musl
 #endif
 import Foundation
 internal import CLinux
+import Synchronization
 
 /// Every POSIX call PortRunLoopKit makes, wrapped and checked in one place (libevent calls live in
 /// `LibEvent/`).
@@ -25,8 +26,13 @@ enum System {
     /// ``PortRunLoopError/unsupportedFileDescriptor(_:)``. Asking the kernel itself, on the calling
     /// thread, is what lets `watch` throw from any thread: the loop's own registration happens later,
     /// on the loop's thread. `EEXIST` (another thread probing the same fd at this moment) passes.
+    ///
+    /// Without a probe instance (the process is out of descriptors when the first one is needed;
+    /// a later call tries again) the check is skipped: the loop's own registration then reports
+    /// a refused fd (``FileDescriptorSource/registrationError``).
     static func checkPollable(_ fd: Int32) throws(PortRunLoopError) {
         guard fd >= 0 else { throw .invalidFileDescriptor(fd) }
+        guard let probeEpoll = probeEpoll() else { return }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue
         event.data.fd = fd
@@ -40,12 +46,35 @@ enum System {
         _ = epoll_ctl(probeEpoll, EPOLL_CTL_DEL, fd, &event)
     }
 
-    /// The epoll instance ``checkPollable(_:)`` asks (`epoll_create1(EPOLL_CLOEXEC)`, never closed).
-    private static let probeEpoll: Int32 = {
-        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        precondition(fd >= 0, "PortRunLoop: epoll_create1 failed, errno \(errno)")
-        return fd
-    }()
+    /// The epoll instance ``checkPollable(_:)`` asks (`epoll_create1(EPOLL_CLOEXEC)`, made on first
+    /// use and never closed); nil while it cannot be made. Two threads that make one at once keep
+    /// the first stored and close the other.
+    private static func probeEpoll() -> Int32? {
+        let stored = probeEpollDescriptor.load(ordering: .acquiring)
+        if stored >= 0 { return stored }
+        let made = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard made >= 0 else { return nil }
+        let (exchanged, original) = probeEpollDescriptor.compareExchange(
+            expected: -1, desired: made, successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+        if exchanged { return made }
+        close(made)
+        return original
+    }
+    private static let probeEpollDescriptor = Atomic<Int32>(-1)
+
+    /// Whether `count` more descriptors can be opened now: opens that many eventfds
+    /// (`eventfd(0, EFD_CLOEXEC)`) and closes them again.
+    static func descriptorsAvailable(_ count: Int) -> Bool {
+        var opened: [Int32] = []
+        opened.reserveCapacity(count)
+        defer { for fd in opened { close(fd) } }
+        for _ in 0..<count {
+            let fd = eventfd(0, Int32(EFD_CLOEXEC))
+            guard fd >= 0 else { return false }
+            opened.append(fd)
+        }
+        return true
+    }
 
     /// `eventfd(0, EFD_CLOEXEC)`: blocking, because a loop with nothing but work to wait for sleeps
     /// in `read(2)` on it (``waitEventfd(_:)``); libevent never reads it (see ``Doorbell``).
