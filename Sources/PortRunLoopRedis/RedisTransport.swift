@@ -21,7 +21,9 @@ import PortRunLoopKit
 ///   posts are sent and the recovery is reported (``TransportDelegate/transportReconnected()``).
 ///
 /// Thread-safety: `@unchecked Sendable`. `shared` and `postQueue` are guarded by their own locks;
-/// `loopState` is read and written on `loop`'s thread only; the rest is immutable.
+/// `loopState` is read and written on `loop`'s thread only, except by a `close()` made after the
+/// loop shut down, on the closing thread (the loop's thread is gone, and the shutdown it saw
+/// orders that thread's last writes before it); the rest is immutable.
 final class RedisTransport: NotificationTransport, @unchecked Sendable {
     let loop: PortRunLoop
     let endpoint: RedisEndpoint

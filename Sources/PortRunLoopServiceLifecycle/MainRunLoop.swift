@@ -69,7 +69,7 @@ public enum MainRunLoop: Sendable {
 
 /// How `ServiceGroup.run()` ended, once it has: set on the group's task, read on the main thread.
 ///
-/// Thread-safety: `Sendable`; any thread.
+/// Thread-safety: `@unchecked Sendable`: `stored` is guarded by `lock`; any thread.
 final class GroupOutcome: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Result<Void, any Error>? // guarded by `lock`

@@ -4,7 +4,8 @@ import Foundation
 /// ended" and "graceful shutdown or cancellation asked for it" to happen. A one-shot: the first
 /// ``fire(_:)`` wins and later ones are ignored.
 ///
-/// Thread-safety: `Sendable`; ``fire(_:)`` from any thread, ``wait()`` from one task at a time.
+/// Thread-safety: `@unchecked Sendable`: `cause` and `waiter` are guarded by `lock`. ``fire(_:)``
+/// from any thread, ``wait()`` from one task at a time.
 final class StopReason: @unchecked Sendable {
     enum Cause: Sendable, Equatable {
         case threadEnded

@@ -15,9 +15,12 @@ import PortRunLoopKit
 /// Notifications are signals in ``NotificationWireFormat``; a subscription is a D-Bus match rule
 /// (`AddMatch`, waited for, so that it is in effect when ``subscribe(_:)`` returns).
 ///
-/// Thread-safety: `@unchecked Sendable`. `connection` is a libdbus connection used on `loop`'s
-/// thread only after `init` (see above); `state` and `postQueue` are guarded by their own locks;
-/// `loopState` is read and written on `loop`'s thread only.
+/// Thread-safety: `@unchecked Sendable`. `connection` is a libdbus connection (libdbus is set up
+/// for threads) used on `loop`'s thread, with three exceptions where no other thread uses it:
+/// `start(delegate:)` installs the loop integration from the opening thread before the loop has
+/// any of its sources; a `close()` after the loop shut down closes it on the closing thread; and
+/// `deinit` frees it on the releasing thread, the last owner. `state` and `postQueue` are guarded
+/// by their own locks; `loopState` is read and written on `loop`'s thread only.
 final class DBusTransport: NotificationTransport, @unchecked Sendable {
     let loop: PortRunLoop
     let logger: Logger

@@ -21,10 +21,11 @@ import Logging
 ///
 /// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition` (the library's one mutex type, here in its
 /// lock/unlock form because a reader lets it go around `poll`);
-/// `name`, `options`, `parameters`, `logger` and `receiveBuffer` (used with the mutex held) are
-/// immutable.
-/// The guarded `var`s are `@exclusivity(unchecked)`: the mutex already makes every access
-/// exclusive, and the run-time checks were ~700 instructions of a request/reply exchange.
+/// `name`, `options`, `parameters` and `logger` are immutable; the buffers `receiveBuffer`,
+/// `receiveControl` and `sendBuffer` are immutable pointers whose memory is used with the mutex
+/// held only. The guarded `var`s on a request's path are `@exclusivity(unchecked)`: the mutex
+/// already makes every access exclusive, and the run-time checks were ~700 instructions of a
+/// request/reply exchange.
 final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let name: String
     let options: CrossProcessPortOptions
@@ -305,8 +306,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// takes the runtime's slow path. The source stands for the loop's life instead: it holds the
     /// loop until it is cancelled, and the loop cancels it when it shuts down.
     ///
-    /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are guarded by the
-    /// connection's mutex, which makes every access exclusive (so they are
+    /// Thread-safety: `@unchecked Sendable`; `wait`, `source` and `isKept` are written with the
+    /// connection's mutex held, on the reader's own loop thread, which is also where its source's
+    /// handler reads `wait` (before it takes the mutex): that read is confined to the thread of
+    /// every write. The mutex and the one thread make every access exclusive (so they are
     /// `@exclusivity(unchecked)`, as the connection's own are); `loopID` and `connection` are
     /// immutable.
     private final class ReplyReader: @unchecked Sendable {

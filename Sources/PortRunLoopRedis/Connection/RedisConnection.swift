@@ -42,7 +42,9 @@ protocol RedisConnectionOwner: AnyObject {
 /// hundred commands, wait unread; the watchdog's period bounds how late one is counted.
 ///
 /// Thread-safety: `@unchecked Sendable` only so that the loop's blocks, timers and fd sources can
-/// capture it: every member is read and written on the loop's thread only (those blocks run there).
+/// capture it: every member is read and written on the loop's thread only (those blocks run there),
+/// except when its transport is closed after the loop shut down: the closing thread, the only one
+/// left, then frees the context (``drop(_:)``) and tells the owner.
 final class RedisConnection: @unchecked Sendable {
     let loop: PortRunLoop
     let endpoint: RedisEndpoint

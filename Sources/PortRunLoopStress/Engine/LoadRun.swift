@@ -102,7 +102,11 @@ public enum LoadRun {
         }
         let producers = config.producers
         let port = MessagePort(queueLimit: config.queueLimit)
-        // Handler state lives on the sink's thread; counts are atomics so the sampler can read them.
+        /// What the sink's handler keeps.
+        ///
+        /// Thread-safety: `@unchecked Sendable`: `expected` is confined to the sink's thread (only
+        /// the port's handler, which runs there, touches it); the counts are atomics, so the
+        /// sampler reads them from its own thread.
         final class SinkState: @unchecked Sendable {
             var expected: [UInt32]
             let delivered = Atomic<Int>(0)
