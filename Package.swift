@@ -77,7 +77,7 @@ let package = Package(
         // processes whose output a test waits on.
         .target(
             name: "PortRunLoopTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["PortRunLoopStressEngine", .product(name: "Logging", package: "swift-log")],
             path: "Tests/PortRunLoopTestSupport"
         ),
         .testTarget(

@@ -2,6 +2,7 @@ import Foundation
 import PortRunLoopKit
 import Synchronization
 import Testing
+import PortRunLoopStressEngine
 import PortRunLoopTestSupport
 
 /// performAndWait: inline, cross-thread, results, rethrown errors, dead targets, timeouts, cycles.
@@ -53,7 +54,7 @@ import PortRunLoopTestSupport
         // A plain pthread (not a RunLoopThread) that makes its loop and exits; joined, so its
         // thread-exit cleanup has certainly run.
         let box = Locked<PortRunLoop?>(nil)
-        try runAndJoinThread { box.withLock { $0 = PortRunLoop.current } }
+        try JoinableThread.run { box.withLock { $0 = PortRunLoop.current } }
         let loop = try #require(box.withLock { $0 })
         #expect(loop.isShutDown)
         #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait { 1 } }

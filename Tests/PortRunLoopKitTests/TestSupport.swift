@@ -32,23 +32,3 @@ final class Pipe2: Sendable {
     deinit { close(readEnd); close(writeEnd) }
 }
 
-/// Runs `body` on a new pthread and joins it: when this returns, the thread has fully exited
-/// (thread-local destructors included).
-func runAndJoinThread(timeout: Double = 60, _ body: @escaping @Sendable () -> Void) throws {
-    final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
-    let returned = DispatchSemaphore(value: 0)
-    var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box { body(); returned.signal() }).toOpaque()
-    let rc = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
-    try #require(rc == 0)
-    // Bounded: a body that hangs fails the test; its thread is detached, not joined.
-    guard returned.wait(timeout: .now() + timeout) == .success else {
-        pthread_detach(thread)
-        Issue.record("the thread's body did not return within \(timeout) s")
-        return
-    }
-    pthread_join(thread, nil)
-}

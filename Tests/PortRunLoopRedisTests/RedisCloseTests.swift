@@ -9,10 +9,6 @@ import PortRunLoopTestSupport
 /// and a center whose loop has already shut down still frees its connections (nothing would read
 /// the server's answers any more, so it does not wait for them).
 @Suite(.timeLimit(.minutes(1))) struct RedisCloseTests {
-    private static func isDisconnected(_ state: RedisConnectionState) -> Bool {
-        if case .disconnected = state { true } else { false }
-    }
-
     /// The number of clients the server has, by `CLIENT LIST` (one line per client, this query's
     /// own included).
     private static func clientCount(_ server: RedisServer) throws -> Int {
@@ -30,7 +26,7 @@ import PortRunLoopTestSupport
         let stateObservation = center.addRedisStateObserver(on: fixture.thread.loop) { states.append($0) }
         defer { stateObservation?.remove() }
         server.kill()
-        #expect(states.wait { $0.contains(where: Self.isDisconnected) })
+        #expect(states.wait { $0.contains(where: \.isDisconnected) })
         for n in 1...2 { try center.post(name: .init("kept"), userInfo: ["n": n]) }
         let kept = try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { center.redisMetrics?.bufferedWhileDisconnected }
         #expect(kept == 2)

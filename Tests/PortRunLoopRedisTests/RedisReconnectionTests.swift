@@ -51,7 +51,7 @@ import PortRunLoopTestSupport
         #expect(losses.wait(for: 1))
         // The loss, then at least one attempt refused while the server is down (each counted
         // before its state is reported).
-        #expect(states.wait { $0.count(where: { if case .disconnected = $0 { true } else { false } }) >= 2 })
+        #expect(states.wait { $0.count(where: \.isDisconnected) >= 2 })
         #expect(!center.isConnected)
         // Posting while disconnected neither throws nor waits: the posts are kept.
         try center.post(name: .init("stream"), userInfo: ["n": 2])
@@ -91,7 +91,7 @@ import PortRunLoopTestSupport
             seen.append(note.userInfo?["n"] as? Int ?? -1)
         }
         server.kill()
-        #expect(states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
+        #expect(states.wait { $0.contains(where: \.isDisconnected) })
         for n in 1...5 { try center.post(name: .init("bounded"), userInfo: ["n": n]) }
         let counts = try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { () -> [Int] in
             let metrics = center.redisMetrics
@@ -132,7 +132,7 @@ import PortRunLoopTestSupport
         }
         #expect(seen.wait(for: 200))
         server.kill()
-        #expect(states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
+        #expect(states.wait { $0.contains(where: \.isDisconnected) })
         try server.restart()
         #expect(states.wait { $0.last == .connected && $0.count >= 3 })
         let afterRestart = posted.withLock { $0 }

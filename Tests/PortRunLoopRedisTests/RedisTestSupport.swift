@@ -122,3 +122,10 @@ final class RedisFixture: @unchecked Sendable {
         server.stop()
     }
 }
+
+extension RedisConnectionState {
+    /// Whether this is `.disconnected(_)`, whatever the reason.
+    var isDisconnected: Bool {
+        if case .disconnected = self { true } else { false }
+    }
+}

@@ -49,8 +49,6 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     /// Closed by ``invalidate()``, or by the port's invalidation (its loop shut down): no handler
     /// starts and ``process(_:)`` queues nothing once it is closed.
     private let gate = DeliveryGate()
-    /// Set by the first ``invalidate()`` (the gate may have been closed before, by the port).
-    private let invalidated = Atomic<Bool>(false)
     private let foundationTokens = TracedMutex<[FoundationRegistration]>([])
     private let discarded = Atomic<Int>(0)
 
@@ -173,8 +171,9 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     ///
     /// Thread-safety: any thread, including from inside ``handle(_:)``.
     public func invalidate() {
-        gate.close() // maybe closed already, by the port's invalidation
-        guard !invalidated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Every step is idempotent (the gate may have been closed already, by the port's
+        // invalidation; a second call finds nothing waiting and no registration left).
+        gate.close()
         // Released after the lock: a notification's contents may run arbitrary deinit code.
         let dropped = notifications.withLock { notifications in
             defer { notifications.removeAll() }
