@@ -73,11 +73,13 @@ let package = Package(
             name: "CrossProcessProbe",
             dependencies: ["PortRunLoopKit"]
         ),
+        // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
+        .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
         // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child
-        // processes whose output a test waits on.
+        // processes whose output a test waits on, system calls refused on one thread.
         .target(
             name: "PortRunLoopTestSupport",
-            dependencies: ["PortRunLoopStressEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSyscallRefusal", "PortRunLoopStressEngine", .product(name: "Logging", package: "swift-log")],
             path: "Tests/PortRunLoopTestSupport"
         ),
         .testTarget(

@@ -1,23 +1,24 @@
-/// The metadata keys ``BusNotificationCenter`` logs with (Docs/DistributedNotifications.md).
+/// The metadata keys ``BusNotificationCenter`` and its transports log with
+/// (Docs/DistributedNotifications.md; the Redis transport adds its own, Docs/RedisNotifications.md).
 ///
 /// Thread-safety: constants.
-enum BusLogKey {
+package enum BusLogKey {
     /// The unique bus name of the program that sent a dropped message.
-    static let sender = "portrunloop.bus.sender"
+    package static let sender = "portrunloop.bus.sender"
     /// Why a message was dropped.
-    static let reason = "portrunloop.bus.reason"
+    package static let reason = "portrunloop.bus.reason"
     /// The center's ``BusEndpoint``.
-    static let endpoint = "portrunloop.bus.endpoint"
+    package static let endpoint = "portrunloop.bus.endpoint"
     /// The observation concerned (its description).
-    static let observation = "portrunloop.bus.observation"
+    package static let observation = "portrunloop.bus.observation"
     /// ``BusNotificationCenter/heldNotificationLimit``.
-    static let holdLimit = "portrunloop.bus.hold_limit"
+    package static let holdLimit = "portrunloop.bus.hold_limit"
     /// How many were discarded (the core's key).
-    static let discarded = "portrunloop.discarded"
+    package static let discarded = "portrunloop.discarded"
     /// A loop's name (the core's key).
-    static let loop = "portrunloop.loop"
+    package static let loop = "portrunloop.loop"
     /// The error an operation failed with (the core's key).
-    static let error = "portrunloop.error"
+    package static let error = "portrunloop.error"
     /// A file descriptor (the core's key).
-    static let fileDescriptor = "portrunloop.fd"
+    package static let fileDescriptor = "portrunloop.fd"
 }

@@ -68,7 +68,7 @@ extension RedisTransport: RedisConnectionOwner {
         for waiter in state.startWaiters { waiter.finish(.success(())) }
         state.startWaiters.removeAll()
         if recovered {
-            logger.notice("Redis connection restored", metadata: ["endpoint": "\(endpoint)", "resent": "\(kept.count)"])
+            logger.notice("Redis connection restored", metadata: [BusLogKey.endpoint: "\(endpoint)", RedisLogKey.resent: "\(kept.count)"])
             delegate?.transportReconnected()
         }
     }
@@ -115,7 +115,7 @@ extension RedisTransport: RedisConnectionOwner {
         if wasReady {
             state.lossReported = true
             logger.error("Redis connection lost; reconnecting", metadata: [
-                "endpoint": "\(endpoint)", "reason": "\(reason)", "unconfirmedPosts": "\(unconfirmed)",
+                BusLogKey.endpoint: "\(endpoint)", BusLogKey.reason: "\(reason)", RedisLogKey.unconfirmed: "\(unconfirmed)",
             ])
             delegate?.transportDisconnected()
         }
@@ -185,7 +185,7 @@ extension RedisTransport: RedisConnectionOwner {
         if reply.type == REDIS_REPLY_ERROR {
             let message = RedisReply.string(reply) ?? "error"
             shared.withLock { $0.metrics.publishErrors += 1 }
-            logger.warning("Redis refused a PUBLISH", metadata: ["endpoint": "\(endpoint)", "error": "\(message)"])
+            logger.warning("Redis refused a PUBLISH", metadata: [BusLogKey.endpoint: "\(endpoint)", BusLogKey.error: "\(message)"])
         } else {
             shared.withLock { $0.metrics.publishConfirmed += 1 }
         }

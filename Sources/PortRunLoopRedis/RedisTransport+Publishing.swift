@@ -60,7 +60,7 @@ extension RedisTransport {
         if dropped > 0, !state.dropReported {
             state.dropReported = true
             logger.warning("Redis connection down and the post buffer is full; posts are dropped until it is back",
-                           metadata: ["endpoint": "\(endpoint)", "limit": "\(endpoint.disconnectedPostLimit)"])
+                           metadata: [BusLogKey.endpoint: "\(endpoint)", RedisLogKey.postLimit: "\(endpoint.disconnectedPostLimit)"])
         }
     }
 

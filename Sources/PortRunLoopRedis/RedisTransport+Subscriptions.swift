@@ -161,7 +161,7 @@ extension RedisTransport {
               let kindReply = elements[0]?.pointee, let kind = RedisReply.bytes(kindReply) else {
             if reply.type == REDIS_REPLY_ERROR {
                 connection.noteReply()
-                logger.warning("Redis refused a subscription", metadata: ["error": "\(RedisReply.string(reply) ?? "")"])
+                logger.warning("Redis refused a subscription", metadata: [BusLogKey.error: "\(RedisReply.string(reply) ?? "")"])
             }
             return
         }

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 import PortRunLoopTestSupport
 
-/// Who may connect (`SO_PEERCRED`, the allow-list), and hostile frames: oversized, malformed and
+/// Who may connect (`SO_PEERCRED`, the allow-list, a peer that cannot be identified), and hostile frames: oversized, malformed and
 /// beyond the credits disconnect their peer and are counted; the port keeps working (X9, X10).
 @Suite(.serialized) struct CrossProcessSecurityTests {
     /// A published port on a loop thread of its own that signals each peer disconnect.
@@ -84,6 +84,54 @@ import PortRunLoopTestSupport
                 "\(foreign.printed)")
         _ = foreign.waitForExit()
         #expect(publisher.published.statistics.connectionsAccepted == 0)
+    }
+
+    @Test func aPeerWhoseCredentialsCannotBeReadIsRefusedCountedAndLogged() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let recorder = LogRecorder()
+        // The owner thread starts under the refusal: its accept cannot learn who connected.
+        let thread = try onRefusingThread(.peerCredentials(errno: EACCES)) { try RunLoopThread(name: "xproc-owner") }
+        defer { thread.stop() }
+        let port = MessagePort()
+        port.setHandler { _ in }
+        thread.loop.add(port, forMode: .default)
+        let published = try MessagePortNameRegistry(directory: directory.path, logger: recorder.logger)
+            .publish(port, as: "anonymous", on: thread.loop)
+        defer { published.unpublish() }
+        let fd = rawConnection(to: directory, name: "anonymous")
+        defer { close(fd) }
+        var patience = timeval(tv_sec: 10, tv_usec: 0)
+        #expect(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size)) == 0)
+        var byte: UInt8 = 0
+        #expect(recv(fd, &byte, 1, 0) == 0) // closed by the publisher: end of file, not the timeout
+        try thread.loop.performAndWait(timeout: .seconds(10)) {} // the accepting turn is over: it has logged
+        #expect(published.statistics.connectionsRefused == 1)
+        #expect(published.statistics.connectionsAccepted == 0)
+        let warnings = recorder.entries.filter { $0.level == .warning && $0.message.contains("could not be identified") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?[LogKey.error] == "errno \(EACCES)")
+    }
+
+    @Test func aClientThatCannotReadThePublishersCredentialsThrows() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "unverifiable", options: CrossProcessPortOptions())
+        defer { publisher.stop() }
+        let failure = try onRefusingThread(.peerCredentials(errno: EACCES)) { () -> CrossProcessPortError? in
+            do throws(CrossProcessPortError) {
+                _ = try directory.registry.remotePort(named: "unverifiable")
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(failure == .systemCallFailed("getsockopt(SO_PEERCRED)", errno: EACCES))
+        // Unaffected threads still connect.
+        let remote = try directory.registry.remotePort(named: "unverifiable")
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 3))
+        #expect(publisher.waitForMessages(1))
+        #expect(publisher.received.values == [3])
     }
 
     @Test func aSenderRefusesAMessageLargerThanThePublishersMaximum() throws {

@@ -17,7 +17,8 @@ public enum PortRunLoopError: Error, Sendable, Equatable, CustomStringConvertibl
     case eventRegistrationFailed
     /// The file descriptor is not open.
     case invalidFileDescriptor(Int32)
-    /// The file descriptor is open but cannot be polled (a regular file or a directory).
+    /// The file descriptor is open but epoll will not watch it (a regular file or a directory, for
+    /// one: `epoll_ctl(EPOLL_CTL_ADD)` failed with an errno other than `EBADF`).
     case unsupportedFileDescriptor(Int32)
     /// `pthread_create` failed with this errno.
     case threadCreationFailed(errno: Int32)
@@ -33,7 +34,7 @@ public enum PortRunLoopError: Error, Sendable, Equatable, CustomStringConvertibl
         case .eventCreationFailed: "event_new() failed"
         case .eventRegistrationFailed: "event_add() failed: the kernel refused to watch the event"
         case .invalidFileDescriptor(let fd): "file descriptor \(fd) is not open"
-        case .unsupportedFileDescriptor(let fd): "file descriptor \(fd) cannot be polled (regular file or directory)"
+        case .unsupportedFileDescriptor(let fd): "file descriptor \(fd) cannot be polled: epoll refuses it (a regular file or a directory, for one)"
         case .threadCreationFailed(let e): "pthread_create failed with errno \(e)"
         case .invalidated: "the port or observation was invalidated"
         }

@@ -49,7 +49,9 @@ enum System {
     /// The epoll instance ``checkPollable(_:)`` asks (`epoll_create1(EPOLL_CLOEXEC)`, made on first
     /// use and never closed); nil while it cannot be made. Two threads that make one at once keep
     /// the first stored and close the other.
-    private static func probeEpoll() -> Int32? {
+    ///
+    /// Thread-safety: any thread.
+    static func probeEpoll() -> Int32? {
         let stored = probeEpollDescriptor.load(ordering: .acquiring)
         if stored >= 0 { return stored }
         let made = epoll_create1(Int32(EPOLL_CLOEXEC))

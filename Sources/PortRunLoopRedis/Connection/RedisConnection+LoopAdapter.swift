@@ -1,4 +1,5 @@
 import CHiredis
+import PortRunLoopDBus
 import PortRunLoopKit
 
 /// hiredis' event-library hooks, mapped onto the connection's ``PortRunLoop`` (our own adapter, not
@@ -43,11 +44,10 @@ extension RedisConnection {
             if event == .read { readSource = source } else { writeSource = source }
         } catch {
             logger.warning("Redis connection socket could not be watched", metadata: [
-                "connection": "\(label)", "fd": "\(fd)", "error": "\(error)",
+                RedisLogKey.connection: "\(label)", BusLogKey.fileDescriptor: "\(fd)", BusLogKey.error: "\(error)",
             ])
             if endReason == nil { endReason = "its socket could not be watched: \(error)" }
-            let queued = loop.perform(inModes: modes) { [weak self] in self?.drop("its socket could not be watched") }
-            _ = queued
+            _ = loop.perform(inModes: modes) { [weak self] in self?.drop("its socket could not be watched") }
         }
     }
 

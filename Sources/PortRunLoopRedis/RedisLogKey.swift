@@ -1,0 +1,14 @@
+/// The metadata keys the Redis transport logs with besides the center's own (`BusLogKey`:
+/// endpoint, reason, error, fd); Docs/RedisNotifications.md lists them all.
+///
+/// Thread-safety: constants.
+enum RedisLogKey {
+    /// Which of the center's two connections: `publisher` or `subscriber`.
+    static let connection = "portrunloop.redis.connection"
+    /// Posts sent but not answered when the connection was lost (at most once: not sent again).
+    static let unconfirmed = "portrunloop.redis.unconfirmed"
+    /// Posts kept while disconnected and published after the reconnection.
+    static let resent = "portrunloop.redis.resent"
+    /// ``RedisEndpoint/disconnectedPostLimit``.
+    static let postLimit = "portrunloop.redis.post_limit"
+}

@@ -1,0 +1,81 @@
+// Per-thread seccomp filters that make one system call fail with a chosen errno: the tests reach
+// through them the library's answers to failures the kernel does not otherwise produce on demand
+// (a peer's credentials that cannot be read, an fd that epoll will not watch). A filter installed
+// with prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) and no SECCOMP_FILTER_FLAG_TSYNC binds the calling
+// thread, and the threads it creates afterwards, for the rest of their lives; every other thread
+// of the process is untouched. Only <linux/...> and a few libc headers that declare no type the
+// library's CLinux module declares are included.
+#ifndef PORTRUNLOOP_CSYSCALLREFUSAL_SHIM_H
+#define PORTRUNLOOP_CSYSCALLREFUSAL_SHIM_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <asm/unistd.h>
+#include <asm/socket.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#if defined(__x86_64__)
+#define SYSCALL_REFUSAL_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SYSCALL_REFUSAL_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "CSyscallRefusal: no audit architecture for this target"
+#endif
+
+/// `SOL_SOCKET` (<sys/socket.h>'s value, fixed by the kernel ABI).
+#define SYSCALL_REFUSAL_SOL_SOCKET 1
+/// `EPOLL_CTL_ADD` (<sys/epoll.h>'s value, fixed by the kernel ABI; that header is CLinux's).
+#define SYSCALL_REFUSAL_EPOLL_CTL_ADD 1
+
+/// The low 32 bits of system call argument `n` (little-endian: they come first).
+#define SYSCALL_REFUSAL_ARG(n) ((uint32_t)offsetof(struct seccomp_data, args[n]))
+
+/// Installs `program` on the calling thread; 0, or -1 with errno set. `PR_SET_NO_NEW_PRIVS` (also
+/// per thread) lets a process without CAP_SYS_ADMIN install a filter.
+static inline int syscall_refusal_install(struct sock_filter *program, unsigned short length) {
+    struct sock_fprog filter = { .len = length, .filter = program };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter);
+}
+
+/// From now on, on the calling thread, `getsockopt(fd, SOL_SOCKET, SO_PEERCRED, ...)` fails with
+/// `error`; every other call (another option included) runs. 0, or -1 with errno set.
+static inline int syscall_refusal_peer_credentials(int error) {
+    struct sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(1)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_SOL_SOCKET, 0, 2),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(2)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SO_PEERCRED, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
+    };
+    return syscall_refusal_install(program, (unsigned short)(sizeof program / sizeof program[0]));
+}
+
+/// From now on, on the calling thread, `epoll_ctl(epoll, EPOLL_CTL_ADD, ...)` fails with `error`
+/// for this one epoll instance; other instances and operations run. 0, or -1 with errno set.
+static inline int syscall_refusal_epoll_add(int epoll, int error) {
+    struct sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_epoll_ctl, 0, 4),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(0)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)epoll, 0, 2),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(1)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
+    };
+    return syscall_refusal_install(program, (unsigned short)(sizeof program / sizeof program[0]));
+}
+
+#endif

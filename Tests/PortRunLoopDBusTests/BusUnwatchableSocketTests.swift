@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PortRunLoopDBus
+@testable import PortRunLoopKit
+import Testing
+import PortRunLoopTestSupport
+
+/// A connection whose socket the loop cannot watch is lost, not unserviced: without a source on
+/// the loop nothing would ever read or write it, and posts would be accepted that never go out.
+@Suite(.timeLimit(.minutes(1))) struct BusUnwatchableSocketTests {
+    @Test func aCenterWhoseSocketCannotBeWatchedIsDisconnectedAndSaysSo() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let thread = try RunLoopThread(name: "bus-center")
+        defer { thread.stop() }
+        let recorder = LogRecorder()
+        // `watch` asks this epoll instance whether epoll takes an fd; the thread that opens the
+        // connection (and so adds libdbus' first watch) is told no.
+        let probe = try #require(System.probeEpoll())
+        let endpoint = bus.endpoint
+        let center = try onRefusingThread(.epollAdd(epoll: probe, errno: EPERM)) {
+            try BusNotificationCenter(endpoint: endpoint, loop: thread.loop, logger: recorder.logger)
+        }
+        defer { center.close() }
+        let lost = Collector<BusNotificationError>()
+        let disconnection = center.addDisconnectionObserver(on: thread.loop) { lost.append($0) }
+        defer { disconnection.remove() }
+        #expect(lost.wait(for: 1, seconds: 10))
+        #expect(lost.values == [.disconnected])
+        #expect(!center.isConnected)
+        #expect(throws: BusNotificationError.disconnected) { try center.post(name: .init("never-sent")) }
+        let warnings = recorder.entries.filter { $0.level == .warning && $0.message.contains("could not be watched") }
+        #expect(warnings.count >= 1)
+        #expect(warnings.first?["portrunloop.error"]?.contains("epoll refuses it") == true, "\(warnings)")
+    }
+}
