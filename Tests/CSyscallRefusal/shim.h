@@ -31,13 +31,27 @@
 /// `EPOLL_CTL_ADD` (<sys/epoll.h>'s value, fixed by the kernel ABI; that header is CLinux's).
 #define SYSCALL_REFUSAL_EPOLL_CTL_ADD 1
 
-/// The low 32 bits of system call argument `n` (little-endian: they come first).
-#define SYSCALL_REFUSAL_ARG(n) ((uint32_t)offsetof(struct seccomp_data, args[n]))
-
-/// Installs `program` on the calling thread; 0, or -1 with errno set. `PR_SET_NO_NEW_PRIVS` (also
-/// per thread) lets a process without CAP_SYS_ADMIN install a filter.
-static inline int syscall_refusal_install(struct sock_filter *program, unsigned short length) {
-    struct sock_fprog filter = { .len = length, .filter = program };
+/// Installs on the calling thread a filter under which system call `number` fails with `error`
+/// when the low 32 bits of its arguments `first` and `second` (0-based) equal `firstValue` and
+/// `secondValue`; every other call runs. 0, or -1 with errno set. `PR_SET_NO_NEW_PRIVS` (also per
+/// thread) lets a process without CAP_SYS_ADMIN install a filter.
+static inline int syscall_refusal_install(uint32_t number, uint32_t first, uint32_t firstValue,
+                                          uint32_t second, uint32_t secondValue, int error) {
+    // Arguments are 64-bit slots; on a little-endian machine their low halves come first.
+    uint32_t arguments = (uint32_t)offsetof(struct seccomp_data, args);
+    struct sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),    // another ABI: allow
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, number, 0, 4),                   // another call: allow
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arguments + 8 * first),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, firstValue, 0, 2),               // no match: allow
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arguments + 8 * second),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, secondValue, 1, 0),              // match: refuse
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog filter = { .len = (unsigned short)(sizeof program / sizeof program[0]), .filter = program };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter);
 }
@@ -45,37 +59,13 @@ static inline int syscall_refusal_install(struct sock_filter *program, unsigned 
 /// From now on, on the calling thread, `getsockopt(fd, SOL_SOCKET, SO_PEERCRED, ...)` fails with
 /// `error`; every other call (another option included) runs. 0, or -1 with errno set.
 static inline int syscall_refusal_peer_credentials(int error) {
-    struct sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 4),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(1)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_SOL_SOCKET, 0, 2),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(2)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SO_PEERCRED, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
-    };
-    return syscall_refusal_install(program, (unsigned short)(sizeof program / sizeof program[0]));
+    return syscall_refusal_install(__NR_getsockopt, 1, SYSCALL_REFUSAL_SOL_SOCKET, 2, SO_PEERCRED, error);
 }
 
 /// From now on, on the calling thread, `epoll_ctl(epoll, EPOLL_CTL_ADD, ...)` fails with `error`
 /// for this one epoll instance; other instances and operations run. 0, or -1 with errno set.
 static inline int syscall_refusal_epoll_add(int epoll, int error) {
-    struct sock_filter program[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_epoll_ctl, 0, 4),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(0)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)epoll, 0, 2),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYSCALL_REFUSAL_ARG(1)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
-    };
-    return syscall_refusal_install(program, (unsigned short)(sizeof program / sizeof program[0]));
+    return syscall_refusal_install(__NR_epoll_ctl, 0, (uint32_t)epoll, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, error);
 }
 
 #endif
