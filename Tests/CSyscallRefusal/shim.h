@@ -31,14 +31,19 @@
 /// `EPOLL_CTL_ADD` (<sys/epoll.h>'s value, fixed by the kernel ABI; that header is CLinux's).
 #define SYSCALL_REFUSAL_EPOLL_CTL_ADD 1
 
+/// An argument index that ``syscall_refusal_install`` does not test.
+#define SYSCALL_REFUSAL_ANY_ARGUMENT 0xffffffffu
+
 /// Installs on the calling thread a filter under which system call `number` fails with `error`
-/// when the low 32 bits of its arguments `first` and `second` (0-based) equal `firstValue` and
-/// `secondValue`; every other call runs. 0, or -1 with errno set. `PR_SET_NO_NEW_PRIVS` (also per
-/// thread) lets a process without CAP_SYS_ADMIN install a filter.
+/// when the low 32 bits of its arguments `first` and `second` (0-based, or
+/// `SYSCALL_REFUSAL_ANY_ARGUMENT`: not tested) equal `firstValue` and `secondValue`; every other
+/// call runs. 0, or -1 with errno set. `PR_SET_NO_NEW_PRIVS` (also per thread) lets a process
+/// without CAP_SYS_ADMIN install a filter.
 static inline int syscall_refusal_install(uint32_t number, uint32_t first, uint32_t firstValue,
                                           uint32_t second, uint32_t secondValue, int error) {
     // Arguments are 64-bit slots; on a little-endian machine their low halves come first.
     uint32_t arguments = (uint32_t)offsetof(struct seccomp_data, args);
+    struct sock_filter next = BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0);
     struct sock_filter program[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_REFUSAL_ARCH, 0, 6),    // another ABI: allow
@@ -51,6 +56,11 @@ static inline int syscall_refusal_install(uint32_t number, uint32_t first, uint3
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((uint32_t)error & SECCOMP_RET_DATA)),
     };
+    if (first == SYSCALL_REFUSAL_ANY_ARGUMENT) { program[4] = next; program[5] = next; }
+    if (second == SYSCALL_REFUSAL_ANY_ARGUMENT) {
+        program[6] = next;
+        program[7] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0); // straight to refuse
+    }
     struct sock_fprog filter = { .len = (unsigned short)(sizeof program / sizeof program[0]), .filter = program };
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter);
@@ -66,6 +76,41 @@ static inline int syscall_refusal_peer_credentials(int error) {
 /// for this one epoll instance; other instances and operations run. 0, or -1 with errno set.
 static inline int syscall_refusal_epoll_add(int epoll, int error) {
     return syscall_refusal_install(__NR_epoll_ctl, 0, (uint32_t)epoll, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, error);
+}
+
+/// From now on, on the calling thread, `epoll_ctl(_, EPOLL_CTL_ADD, ...)` fails with `error` for
+/// every epoll instance (a loop's own included: install it once the loop has added its own
+/// events). 0, or -1 with errno set.
+static inline int syscall_refusal_any_epoll_add(int error) {
+    return syscall_refusal_install(__NR_epoll_ctl, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, error);
+}
+
+/// From now on, on the calling thread, `send`/`sendto` of exactly `length` bytes fails with
+/// `error` (`send` is the `sendto` system call); other lengths, and `sendmsg`, run.
+static inline int syscall_refusal_send_of_length(unsigned int length, int error) {
+    return syscall_refusal_install(__NR_sendto, 2, length, 2, length, error);
+}
+
+/// From now on, on the calling thread, every `poll` fails with `error`.
+static inline int syscall_refusal_poll(int error) {
+    return syscall_refusal_install(__NR_poll, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
+}
+
+/// From now on, on the calling thread, `clone3` fails with `error`: `pthread_create` (which
+/// glibc makes with `clone3`, falling back to `clone` only when the kernel lacks it) returns it.
+static inline int syscall_refusal_thread_creation(int error) {
+    return syscall_refusal_install(__NR_clone3, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
+}
+
+/// From now on, on the calling thread (and the threads it starts), `timerfd_create` fails with
+/// `error`.
+static inline int syscall_refusal_timerfd_create(int error) {
+    return syscall_refusal_install(__NR_timerfd_create, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
+}
+
+/// From now on, on the calling thread, every `pread` fails with `error`.
+static inline int syscall_refusal_pread(int error) {
+    return syscall_refusal_install(__NR_pread64, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
 }
 
 #endif

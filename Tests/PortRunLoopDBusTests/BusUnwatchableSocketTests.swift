@@ -35,4 +35,27 @@ import PortRunLoopTestSupport
         #expect(warnings.count >= 1)
         #expect(warnings.first?["portrunloop.error"]?.contains("epoll refuses it") == true, "\(warnings)")
     }
+
+    @Test func aCenterWhoseSocketItsLoopLaterRefusesIsDisconnected() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let thread = try RunLoopThread(name: "bus-center")
+        defer { thread.stop() }
+        // The loop's thread refuses every `epoll_ctl(EPOLL_CTL_ADD)` from now on: the watch made
+        // by the opening thread passes its check there, and the loop's registration of it fails.
+        try thread.loop.performAndWait(timeout: .seconds(10)) {
+            try SyscallRefusal.anyEpollAdd(errno: ENOSPC).installOnCurrentThread()
+        }
+        let recorder = LogRecorder()
+        let center = try BusNotificationCenter(endpoint: bus.endpoint, loop: thread.loop, logger: recorder.logger)
+        defer { center.close() }
+        let lost = Collector<BusNotificationError>()
+        let disconnection = center.addDisconnectionObserver(on: thread.loop) { lost.append($0) }
+        defer { disconnection.remove() }
+        #expect(lost.wait(for: 1, seconds: 10))
+        #expect(lost.values == [.disconnected])
+        #expect(!center.isConnected)
+        #expect(throws: BusNotificationError.disconnected) { try center.post(name: .init("never-sent")) }
+        #expect(recorder.entries.contains { $0.level == .warning && $0.message.contains("could not be watched") })
+    }
 }

@@ -97,6 +97,26 @@ import PortRunLoopTestSupport
         try thread.loop.performAndWait { second.unpublish() }
     }
 
+    /// A lookup that cannot read the publisher's record (`pread` fails) says so, rather than
+    /// calling a live publisher unpublished.
+    @Test func aRecordThatCannotBeReadIsASystemCallFailure() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let thread = try RunLoopThread(name: "xproc-owner")
+        defer { thread.stop() }
+        let published = try directory.registry.publish(MessagePort(), as: "unreadable", on: thread.loop)
+        defer { published.unpublish() }
+        let failure = try onRefusingThread(.pread(errno: EIO)) { () -> CrossProcessPortError? in
+            do throws(CrossProcessPortError) {
+                _ = try directory.registry.remotePort(named: "unreadable")
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(failure == .systemCallFailed("pread(\(directory.path)/unreadable.lock)", errno: EIO))
+    }
+
     /// A client reads only a lock record of its own wire format version: a publisher that
     /// recorded another one (another build of the library) is not found at lookup, rather than
     /// met by a first frame it cannot read.

@@ -14,6 +14,19 @@ public enum SyscallRefusal: Sendable {
     case peerCredentials(errno: Int32)
     /// `epoll_ctl(epoll, EPOLL_CTL_ADD, _, _)` on this one epoll instance.
     case epollAdd(epoll: Int32, errno: Int32)
+    /// `epoll_ctl(_, EPOLL_CTL_ADD, _, _)` on every epoll instance: install it on a loop's thread
+    /// once the loop runs (its own events are added when it is made).
+    case anyEpollAdd(errno: Int32)
+    /// `send`/`sendto` of exactly `length` bytes.
+    case send(length: UInt32, errno: Int32)
+    /// Every `poll`.
+    case poll(errno: Int32)
+    /// Every `clone3`: `pthread_create` fails with the errno.
+    case threadCreation(errno: Int32)
+    /// Every `timerfd_create`.
+    case timerfdCreate(errno: Int32)
+    /// Every `pread`.
+    case pread(errno: Int32)
 
     /// Installs the filter on the calling thread, which keeps it until it exits.
     ///
@@ -23,6 +36,12 @@ public enum SyscallRefusal: Sendable {
         let result = switch self {
         case .peerCredentials(let code): syscall_refusal_peer_credentials(code)
         case .epollAdd(let epoll, let code): syscall_refusal_epoll_add(epoll, code)
+        case .anyEpollAdd(let code): syscall_refusal_any_epoll_add(code)
+        case .send(let length, let code): syscall_refusal_send_of_length(length, code)
+        case .poll(let code): syscall_refusal_poll(code)
+        case .threadCreation(let code): syscall_refusal_thread_creation(code)
+        case .timerfdCreate(let code): syscall_refusal_timerfd_create(code)
+        case .pread(let code): syscall_refusal_pread(code)
         }
         guard result == 0 else { throw FilterRefused(refusal: self, errno: errno) }
     }

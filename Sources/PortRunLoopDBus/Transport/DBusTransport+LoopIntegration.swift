@@ -78,17 +78,25 @@ extension DBusTransport {
         guard fd >= 0, !events.isEmpty else { return }
         let key = WatchKey(watch)
         do {
-            let source = try loop.watch(fileDescriptor: fd, for: events) { [self] ready in
+            let source = try loop.watch(fileDescriptor: fd, for: events, onFailure: { [self] error in
+                socketUnwatchable(fd, error)
+            }) { [self] ready in
                 handleWatch(key, ready: ready)
             }
             state.withLock { $0.watches[watch] = source }
         } catch {
-            logger.warning("D-Bus connection socket could not be watched", metadata: [BusLogKey.error: "\(error)", BusLogKey.fileDescriptor: "\(fd)"])
-            // Unserviced, the connection would accept posts that never go out: it counts as lost
-            // (reported from the loop's next turn, not from inside libdbus' callback).
-            guard !state.withLock({ $0.closed }) else { return }
-            if !loop.perform({ [self] in connectionLost() }) { connectionLost() }
+            socketUnwatchable(fd, error)
         }
+    }
+
+    /// The loop refused to watch the connection's socket, when the watch was made or later (a
+    /// registration queued from another thread, a re-arm). Unserviced, the connection would accept
+    /// posts that never go out: it counts as lost (reported from the loop's next turn, not from
+    /// inside libdbus' callback).
+    private func socketUnwatchable(_ fd: Int32, _ error: PortRunLoopError) {
+        logger.warning("D-Bus connection socket could not be watched", metadata: [BusLogKey.error: "\(error)", BusLogKey.fileDescriptor: "\(fd)"])
+        guard !state.withLock({ $0.closed }) else { return }
+        if !loop.perform({ [self] in connectionLost() }) { connectionLost() }
     }
 
     func disarm(watch: OpaquePointer) {

@@ -31,6 +31,9 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
     case notARemotePort
     /// A system call failed with this errno.
     case systemCallFailed(String, errno: Int32)
+    /// The loop could not take the port's socket as a source (the kernel refused to watch it, or
+    /// a descriptor the watch needs could not be made): the loop's error.
+    case loopRefusedSocket(PortRunLoopError)
 
     public var description: String {
         switch self {
@@ -47,6 +50,7 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
         case .peerDied: "the peer closed the connection or died"
         case .notARemotePort: "the call needs a remote port"
         case .systemCallFailed(let call, let code): "\(call) failed: \(System.Errno(code))"
+        case .loopRefusedSocket(let error): "the loop could not watch the port's socket: \(error)"
         }
     }
 }

@@ -87,6 +87,11 @@ public struct CrossProcessPeer: Sendable, Hashable, CustomStringConvertible {
         case protocolViolation(String)
         /// The published port was invalidated or unpublished.
         case unpublished
+        /// A system call on the connection's socket failed on the publisher's side (the loop could
+        /// not watch it, a read failed, or the credits could not be sent back), with its error; the
+        /// publisher closed the connection rather than leave its peer waiting for credits or
+        /// answers that would never come.
+        case connectionFailed(String)
 
         /// Thread-safety: a value type.
         public var description: String {
@@ -94,6 +99,7 @@ public struct CrossProcessPeer: Sendable, Hashable, CustomStringConvertible {
             case .closed: "closed by the peer"
             case .protocolViolation(let why): "protocol violation: \(why)"
             case .unpublished: "unpublished"
+            case .connectionFailed(let why): "connection failed: \(why)"
             }
         }
     }

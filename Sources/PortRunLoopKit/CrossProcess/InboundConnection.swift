@@ -80,6 +80,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         guard fd >= 0 else { return }
         let source = try publication.loop.watch(fileDescriptor: fd, for: .read, inModes: publication.modes,
                                                 spinRead: { [self] in readFrames(atMost: 1) },
+                                                onFailure: { [self] in socketRefused($0) },
                                                 handler: { [self] _ in _ = readFrames(atMost: Self.framesPerTurn) })
         state.withLock { $0.source = source }
     }
@@ -134,7 +135,7 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                 close(reason: .closed)
                 return true
             case .failed(let code):
-                close(reason: .protocolViolation("recv failed: \(System.Errno(code))"))
+                close(reason: .connectionFailed("recv: \(System.Errno(code))"))
                 return true
             case .truncated:
                 return read > 0 // not a result of receiveFrames
@@ -271,11 +272,13 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     }
 
     /// Sends the credits taken so far back in one frame. When the peer's socket is full (it is not
-    /// reading), waits for it to become writable on the loop and tries again then.
+    /// reading), waits for it to become writable on the loop and tries again then. Credits that
+    /// cannot go back (the send failed, or the socket cannot be watched for room) would leave the
+    /// peer waiting for them for ever: the connection is closed instead, and its peer sees the end.
     private func flushCredits() {
-        state.withLock { state in
+        let failure = state.withLock { state -> String? in
             state.toReturn += taken.exchange(0, ordering: .relaxed)
-            guard state.fd >= 0, state.toReturn > 0 else { return }
+            guard state.fd >= 0, state.toReturn > 0 else { return nil }
             let count = state.toReturn
             let bytes = CrossProcessFrame(kind: .credit, firstID: UInt64(count)).encoded()
             switch bytes.withUnsafeBytes({ System.sendFrame(state.fd, $0) }) {
@@ -283,16 +286,32 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                 state.toReturn = 0
                 state.outstanding -= count
             case .wouldBlock:
-                if state.writeWatch == nil { state.writeWatch = watchForRoom(fd: state.fd) }
-            case .closed, .failed, .truncated:
+                guard state.writeWatch == nil else { return nil }
+                do throws(PortRunLoopError) {
+                    state.writeWatch = try watchForRoom(fd: state.fd)
+                } catch {
+                    return "the loop could not watch its socket for room to return credits: \(error)"
+                }
+            case .failed(let code):
+                return "sending credits back: \(System.Errno(code))"
+            case .closed, .truncated:
                 break // the read side sees the end and closes the connection
             }
+            return nil
         }
+        if let failure { close(reason: .connectionFailed(failure)) }
+    }
+
+    /// Owner thread: the loop cancelled one of the connection's sources on its own (a re-arm it
+    /// could not make): the connection ends, rather than wait for reads or room that never come.
+    private func socketRefused(_ error: PortRunLoopError) {
+        close(reason: .connectionFailed("the loop could not watch its socket: \(error)"))
     }
 
     /// Watches the fd until it is writable, then flushes the credits again (with the lock held).
-    private func watchForRoom(fd: Int32) -> FileDescriptorSource? {
-        try? publication.loop.watch(fileDescriptor: fd, for: .write, inModes: publication.modes) { [self] _ in
+    private func watchForRoom(fd: Int32) throws(PortRunLoopError) -> FileDescriptorSource {
+        try publication.loop.watch(fileDescriptor: fd, for: .write, inModes: publication.modes,
+                                   onFailure: { [self] in socketRefused($0) }) { [self] _ in
             let watch = state.withLock { state in
                 defer { state.writeWatch = nil }
                 return state.writeWatch

@@ -58,7 +58,7 @@ public struct MessagePortNameRegistry: Sendable {
     /// - Throws: ``CrossProcessPortError/invalidName(_:reason:)``,
     ///   ``CrossProcessPortError/unsafeDirectory(_:reason:)``, ``CrossProcessPortError/nameInUse(_:)``,
     ///   ``CrossProcessPortError/invalidPort`` (the port is invalid, or the loop shut down),
-    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)``.
+    ///   ``CrossProcessPortError/loopRefusedSocket(_:)``, ``CrossProcessPortError/systemCallFailed(_:errno:)``.
     ///
     /// Thread-safety: any thread.
     public func publish(_ port: MessagePort, as name: String, on loop: PortRunLoop, inModes modes: [RunLoop.Mode] = [.common],
@@ -119,7 +119,7 @@ public struct MessagePortNameRegistry: Sendable {
             try published.startListening()
         } catch {
             published.unpublish()
-            throw .invalidPort
+            throw Self.refusal(error)
         }
         port.onInvalidation { [weak published] in published?.unpublish() }
         logger.debug("MessagePort published", metadata: [LogKey.portName: "\(name)", LogKey.port: "\(port)"])
@@ -143,7 +143,9 @@ public struct MessagePortNameRegistry: Sendable {
     ///     Messages to reply ports passed in `from:` need a loop here to arrive without a send.
     /// - Throws: ``CrossProcessPortError/invalidName(_:reason:)``, ``CrossProcessPortError/unsafeDirectory(_:reason:)``,
     ///   ``CrossProcessPortError/notPublished(_:)``, ``CrossProcessPortError/peerNotAllowed(uid:)``,
-    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)``.
+    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)``; with `loop`, also
+    ///   ``CrossProcessPortError/invalidPort`` (the loop shut down) and
+    ///   ``CrossProcessPortError/loopRefusedSocket(_:)``.
     ///
     /// Thread-safety: any thread.
     public func remotePort(named name: String, options: CrossProcessPortOptions = CrossProcessPortOptions(),
@@ -185,10 +187,16 @@ public struct MessagePortNameRegistry: Sendable {
         if let loop {
             do { try connection.startReading(on: loop) } catch {
                 port.invalidate()
-                throw .invalidPort
+                throw Self.refusal(error)
             }
         }
         return port
+    }
+
+    /// What `publish` and `remotePort` throw when `loop` would not take the socket: a loop that
+    /// shut down is ``CrossProcessPortError/invalidPort``, anything else the loop's own error.
+    private static func refusal(_ error: PortRunLoopError) -> CrossProcessPortError {
+        if case .loopShutDown = error { .invalidPort } else { .loopRefusedSocket(error) }
     }
 
     /// Reads the publisher's parameters from the name's lock file. Called once connected: a
@@ -204,9 +212,12 @@ public struct MessagePortNameRegistry: Sendable {
             throw .systemCallFailed("open(\(names.lockPath(for: name)))", errno: error.code)
         }
         defer { System.closeDescriptor(lockFD) }
-        guard let bytes = System.readContents(of: lockFD, limit: 128), let parameters = PublisherParameters(bytes) else {
-            throw .notPublished(name) // not a publisher's record
+        let bytes: [UInt8]
+        switch System.readContents(of: lockFD, limit: 128) {
+        case .success(let read): bytes = read
+        case .failure(let error): throw .systemCallFailed("pread(\(names.lockPath(for: name)))", errno: error.code)
         }
+        guard let parameters = PublisherParameters(bytes) else { throw .notPublished(name) } // not a publisher's record
         return parameters
     }
 }

@@ -40,7 +40,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         var disconnectHandler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?
         /// All counts but `messagesReceived`, which stays 0 here (see ``messagesReceived``).
         var statistics = Statistics(connectionsAccepted: 0, connectionsRefused: 0, peersDisconnected: 0,
-                                    framesRejected: 0, messagesReceived: 0, acceptFailures: 0)
+                                    framesRejected: 0, connectionsFailed: 0, messagesReceived: 0, acceptFailures: 0)
     }
     private let state: TracedMutex<State>
     /// ``Statistics/messagesReceived``, counted apart from the rest: added to once per batch of
@@ -109,12 +109,15 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         /// Connections refused: the peer's uid is not allowed, or could not be read (`SO_PEERCRED`).
         /// Thread-safety: a value type.
         public var connectionsRefused: Int
-        /// Connections that ended (closed by the peer, a protocol violation, or unpublication).
-        /// Thread-safety: a value type.
+        /// Connections that ended (closed by the peer, a protocol violation, a failure, or
+        /// unpublication). Thread-safety: a value type.
         public var peersDisconnected: Int
         /// Frames refused (malformed, oversized, beyond the sender's credits, or of a kind a client
         /// may not send); each also ended its connection. Thread-safety: a value type.
         public var framesRejected: Int
+        /// Connections closed because a system call on their socket failed on this side
+        /// (``CrossProcessPeer/DisconnectReason/connectionFailed(_:)``). Thread-safety: a value type.
+        public var connectionsFailed: Int
         /// Messages received and queued in the port. Thread-safety: a value type.
         public var messagesReceived: Int
         /// Times `accept` failed for want of a resource (descriptors, memory). Each pauses
@@ -200,7 +203,9 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         let fd = state.withLock { $0.listenerFD }
         // The source holds the publication (strongly) until it is cancelled at unpublication: a
         // published name stays published whether or not its caller keeps this object.
-        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes) { [self] _ in
+        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes, onFailure: { [self] error in
+            listenerRefused(error)
+        }) { [self] _ in
             acceptConnections()
         }
         let keep = state.withLock { state -> Bool in
@@ -209,6 +214,16 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             return true
         }
         if !keep { source.cancel() }
+    }
+
+    /// Owner thread: the loop could not watch the listener after `publish` returned (a registration
+    /// queued from another thread, a re-arm, or the watch after an accept pause, refused). A name
+    /// nobody accepts on would take connections into its backlog for ever: it is withdrawn, and
+    /// clients find it unpublished.
+    private func listenerRefused(_ error: PortRunLoopError) {
+        logger.error("MessagePort could not watch its listener; the name is withdrawn", metadata: [
+            LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+        unpublish()
     }
 
     /// Owner thread: `accept` failed (EMFILE, ENFILE, ENOMEM and the like). The listener stays
@@ -230,14 +245,13 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
     }
 
     /// Owner thread, after ``acceptPause``: watches the listener again, unless the name was
-    /// withdrawn meanwhile.
+    /// withdrawn meanwhile; a listener the loop cannot watch any more withdraws the name.
     private func resumeAccepting() {
         guard state.withLock({ $0.isPublished && $0.listenerSource == nil && $0.listenerFD >= 0 }) else { return }
-        do {
+        do throws(PortRunLoopError) {
             try startListening()
         } catch {
-            logger.error("MessagePort could not watch its listener again; the name takes no new connections", metadata: [
-                LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+            listenerRefused(error)
         }
     }
 
@@ -281,7 +295,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             do {
                 try connection.start()
             } catch {
-                connection.close(reason: .protocolViolation("could not watch the connection: \(error)"))
+                connection.close(reason: .connectionFailed("the loop could not watch its socket: \(error)"))
             }
         }
     }
@@ -296,10 +310,17 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         let handler = state.withLock { state in
             state.connections.removeValue(forKey: ObjectIdentifier(connection))
             state.statistics.peersDisconnected += 1
-            if case .protocolViolation = reason { state.statistics.framesRejected += 1 }
+            switch reason {
+            case .protocolViolation: state.statistics.framesRejected += 1
+            case .connectionFailed: state.statistics.connectionsFailed += 1
+            case .closed, .unpublished: break
+            }
             return state.disconnectHandler
         }
-        let level: Logger.Level = if case .protocolViolation = reason { .warning } else { .debug }
+        let level: Logger.Level = switch reason {
+        case .protocolViolation, .connectionFailed: .warning
+        case .closed, .unpublished: .debug
+        }
         logger.log(level: level, "MessagePort peer disconnected", metadata: [
             LogKey.portName: "\(name)", LogKey.peer: "\(connection.peer)", LogKey.reason: "\(reason)"])
         guard let handler else { return }

@@ -127,9 +127,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
             let reference = WeakConnection(self)
-            made = .success(try loop.watch(fileDescriptor: fd) { [reference] in
+            made = .success(try loop.watch(fileDescriptor: fd, onFailure: { [reference] in
+                reference.connection?.socketRefused($0)
+            }, reading: { [reference] in
                 reference.connection?.readOnLoop(stoppingAt: nil) ?? false
-            })
+            }))
         } catch {
             made = .failure(error)
         }
@@ -369,7 +371,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         let reader = ReplyReader(loop: loop, wait: wait, connection: self)
         // The reader holds the source and the source's handler the reader: a cycle that
         // cancelling the source breaks. The connection is held weakly, by the reader.
-        if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], reading: { [reader] in
+        if let source = try? loop.watch(fileDescriptor: fd, inModes: [.synchronousWait], onFailure: { [reader] in
+            reader.connection.connection?.socketRefused($0)
+        }, reading: { [reader] in
             reader.connection.connection?.readOnLoop(stoppingAt: reader.wait) ?? false
         }) {
             condition.withLock { _ in reader.source = source }
@@ -639,6 +643,17 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
+    /// A loop's thread: the loop cancelled a source reading the socket on its own (a registration
+    /// or re-arm it could not make). Nothing would read what the publisher sends back there: the
+    /// connection ends, and the port becomes invalid with the reason.
+    func socketRefused(_ error: PortRunLoopError) {
+        logger.warning("MessagePort connection to another process ended: its loop could not watch the socket", metadata: [
+            LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+        locked {
+            markEnded(.loopRefusedSocket(error), reason: .connectionFailed("the loop could not watch its socket: \(error)"))
+        }
+    }
+
     /// With the lock held: a read of the socket failed with `code`. Logged and ended out of line
     /// (as ``protocolViolation(_:)`` is): the logger's inlined code reads its storage's handler,
     /// a class's `var`, with a run-time exclusivity check, which the compiler may otherwise make
@@ -647,7 +662,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private func connectionFailed(_ code: Int32) {
         logger.warning("MessagePort connection to another process failed", metadata: [
             LogKey.portName: "\(name)", LogKey.error: "\(System.Errno(code))"])
-        markEnded(.peerDied, reason: .peerDied)
+        markEnded(.systemCallFailed("recv", errno: code), reason: .connectionFailed("recv: \(System.Errno(code))"))
     }
 
     @inline(never)

@@ -60,15 +60,10 @@ final class FileDescriptorRegistration: LibEventReceiver {
         }
     }
 
-    /// `event_add`; on failure (the kernel refused the fd) the source is cancelled with the error.
+    /// `event_add`; on failure (the kernel refused the fd) the caller ends the registration.
     func arm() throws(PortRunLoopError) {
         guard let event, !event.isPending else { return }
-        do {
-            try event.add()
-        } catch {
-            source.fail(.eventRegistrationFailed)
-            throw error
-        }
+        try event.add()
     }
 
     /// `event_del`, remembered in the loop's suspended list until a run of its modes re-arms it.
@@ -107,23 +102,42 @@ extension PortRunLoop {
         try watch(fileDescriptor: fd, for: events, inModes: modes, spinRead: nil, handler: handler)
     }
 
+    /// ``watch(fileDescriptor:for:inModes:handler:)`` for the sockets of the library and its bus
+    /// transports: `onFailure` is told, once, why the loop cancelled the source on its own after
+    /// `watch` returned (``FileDescriptorSource/registrationError``: a registration queued from
+    /// another thread, or a re-arm after a nested run of another mode, that libevent or the kernel
+    /// refused), so that whatever owns the socket ends too instead of waiting for a source that
+    /// will never fire. It runs on the loop's thread. A loop that shuts down cancels its sources
+    /// without telling anyone (their owners learn it from the loop).
+    ///
+    /// Thread-safety: any thread.
+    package func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events,
+                       inModes modes: [RunLoop.Mode] = [.common],
+                       onFailure: @escaping @Sendable (PortRunLoopError) -> Void,
+                       handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
+        try watch(fileDescriptor: fd, for: events, inModes: modes, spinRead: nil, onFailure: onFailure, handler: handler)
+    }
+
     /// ``watch(fileDescriptor:for:inModes:handler:)`` for the library's own sockets: `read` reads
     /// what the fd holds without blocking and returns whether it read anything. It is both the
     /// source's handler (its answer unused) and the read a spin may make instead of asking
-    /// libevent (``FileDescriptorSource/spinRead``).
+    /// libevent (``FileDescriptorSource/spinRead``). `onFailure` as for
+    /// ``watch(fileDescriptor:for:inModes:onFailure:handler:)``.
     ///
     /// Thread-safety: any thread.
     func watch(fileDescriptor fd: Int32, inModes modes: [RunLoop.Mode] = [.common],
+               onFailure: @escaping @Sendable (PortRunLoopError) -> Void,
                reading read: @escaping @Sendable () -> Bool) throws(PortRunLoopError) -> FileDescriptorSource {
-        try watch(fileDescriptor: fd, for: .read, inModes: modes, spinRead: read) { _ in _ = read() }
+        try watch(fileDescriptor: fd, for: .read, inModes: modes, spinRead: read, onFailure: onFailure) { _ in _ = read() }
     }
 
     /// ``watch(fileDescriptor:for:inModes:handler:)`` with the read a spin may make instead of
-    /// asking libevent (``FileDescriptorSource/spinRead``), nil for a user's source.
+    /// asking libevent (``FileDescriptorSource/spinRead``) and the owner's failure handler, both
+    /// nil for a user's source.
     ///
     /// Thread-safety: any thread.
     func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events, inModes modes: [RunLoop.Mode] = [.common],
-               spinRead: (@Sendable () -> Bool)?,
+               spinRead: (@Sendable () -> Bool)?, onFailure: (@Sendable (PortRunLoopError) -> Void)? = nil,
                handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
         precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
         precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
@@ -134,7 +148,8 @@ extension PortRunLoop {
             throw error
         }
         guard !isShutDown else { throw .loopShutDown }
-        let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, spinRead: spinRead, handler: handler)
+        let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, spinRead: spinRead,
+                                          failureHandler: onFailure, handler: handler)
         let modeSet = ModeSet(modes)
         if isCurrentThread {
             do throws(PortRunLoopError) {
@@ -217,8 +232,8 @@ extension PortRunLoop {
                 do throws(PortRunLoopError) {
                     try registration.arm()
                 } catch {
-                    unregisterFileDescriptorSource(registration.source)
                     logRefusedRegistration(of: registration.source.fileDescriptor, error: error)
+                    registration.source.fail(error) // cancelled (and so unregistered), its owner told
                     continue
                 }
                 if !registration.readyEvents.isEmpty && !registration.isQueued {

@@ -39,16 +39,22 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// ``PortRunLoop/watch(fileDescriptor:for:inModes:handler:)``: a user's handler runs only when
     /// the kernel reported the fd ready.
     let spinRead: (@Sendable () -> Bool)?
+    /// For the sockets of the library and its bus transports: told why the loop cancelled the
+    /// source on its own (``fail(_:)``), so that what owns the socket ends too
+    /// (``PortRunLoop/watch(fileDescriptor:for:inModes:onFailure:handler:)``). nil for a user's
+    /// source, whose owner reads ``registrationError``.
+    let failureHandler: (@Sendable (PortRunLoopError) -> Void)?
     let gate = DeliveryGate()
     private let loopBox: TracedMutex<PortRunLoop?>
     private let failure = TracedMutex<PortRunLoopError?>(nil)
 
     init(fileDescriptor: Int32, events: Events, loop: PortRunLoop, spinRead: (@Sendable () -> Bool)? = nil,
-         handler: @escaping @Sendable (Events) -> Void) {
+         failureHandler: (@Sendable (PortRunLoopError) -> Void)? = nil, handler: @escaping @Sendable (Events) -> Void) {
         self.fileDescriptor = fileDescriptor
         self.events = events
         self.handler = handler
         self.spinRead = spinRead
+        self.failureHandler = failureHandler
         self.loopBox = TracedMutex(loop)
     }
 
@@ -57,17 +63,23 @@ public final class FileDescriptorSource: @unchecked Sendable {
     ///
     /// Thread-safety: any thread, including from inside its own handler.
     public func cancel() {
-        guard gate.close() else { return }
+        _ = close()
+    }
+
+    /// ``cancel()``; false when the source was cancelled already.
+    private func close() -> Bool {
+        guard gate.close() else { return false }
         let loop = loopBox.withLock { box -> PortRunLoop? in
             defer { box = nil }
             return box
         }
-        guard let loop else { return }
+        guard let loop else { return true }
         if loop.isCurrentThread {
             loop.unregisterFileDescriptorSource(self)
         } else {
             loop.onOwner { $0.unregisterFileDescriptorSource(self) }
         }
+        return true
     }
 
     /// True once cancelled (by ``cancel()``, or by the loop when the kernel refused the fd or the
@@ -82,8 +94,11 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// Thread-safety: any thread.
     public var registrationError: PortRunLoopError? { failure.withLock { $0 } }
 
+    /// The loop cancels the source on its own, for `error`; its owner's ``failureHandler`` is
+    /// told of a refusal, unless the source was cancelled already (its owner ended it first).
     func fail(_ error: PortRunLoopError) {
         failure.withLock { $0 = error }
-        cancel()
+        guard close(), error != .loopShutDown else { return }
+        failureHandler?(error)
     }
 }

@@ -18,6 +18,11 @@ extension MessagePort {
         /// A remote port: the publisher broke the wire protocol (a malformed or oversized frame,
         /// more credits than granted); the connection was closed on this side.
         case protocolViolation(String)
+        /// A remote port: a read of the connection's socket failed on this side, with its error
+        /// (logged too), or its `readingOn:` loop could not watch the socket; the connection was
+        /// closed. Requests then throw ``CrossProcessPortError/systemCallFailed(_:errno:)`` or
+        /// ``CrossProcessPortError/loopRefusedSocket(_:)``.
+        case connectionFailed(String)
 
         /// Thread-safety: a value type.
         public var description: String {
@@ -26,6 +31,7 @@ extension MessagePort {
             case .publisherWithdrew: "the publisher withdrew the port"
             case .peerDied: "the publisher's process died or closed the connection"
             case .protocolViolation(let why): "protocol violation: \(why)"
+            case .connectionFailed(let why): "the connection failed: \(why)"
             }
         }
     }

@@ -208,6 +208,11 @@ extension System {
 
     /// Waits until `fd` is ready for `events` or the monotonic `deadline` passes (`.infinity`: no
     /// deadline; now or past: one check). Returns what was ready (empty: timed out).
+    ///
+    /// A `poll` that fails (`ENOMEM`: the kernel could not allocate its wait table) returns
+    /// `.hangUp` after ``pollFailurePause`` (or at the deadline, if sooner), so the caller looks at
+    /// the socket and waits again: it keeps finding what arrives, at one look per pause instead
+    /// of spinning through failing calls until its deadline.
     static func poll(_ fd: Int32, for events: PollEvents, orWake wakeFD: Int32 = -1,
                      untilMonotonic deadline: Double) -> PollEvents {
         while true {
@@ -217,9 +222,23 @@ extension System {
             let rc = wakeFD >= 0 ? portrunloop_poll_or_wake(fd, events.rawValue, wakeFD, timeout)
                                  : portrunloop_poll(fd, events.rawValue, timeout)
             if rc > 0 { return PollEvents(rawValue: rc) }
-            if rc < 0 && errno != EINTR { return .hangUp }
+            if rc < 0 && errno != EINTR {
+                sleep(seconds: min(pollFailurePause, max(remaining, 0)))
+                return .hangUp
+            }
             if rc == 0 && (timeout == 0 || monotonicSeconds() >= deadline) { return [] }
         }
+    }
+
+    /// How long ``poll(_:for:orWake:untilMonotonic:)`` pauses after a failed `poll`.
+    static let pollFailurePause = 0.001
+
+    /// `nanosleep` for `seconds` (again after a signal, for what is left).
+    static func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }
 
     /// Reads an eventfd's counter back to zero (non-blocking; nothing to read is fine).
@@ -294,11 +313,11 @@ extension System {
     }
 
     /// Reads up to `limit` bytes of a file from offset 0 (`pread`).
-    static func readContents(of fd: Int32, limit: Int) -> [UInt8]? {
+    static func readContents(of fd: Int32, limit: Int) -> Result<[UInt8], Errno> {
         var buffer = [UInt8](repeating: 0, count: limit)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, limit, 0) }
-        guard count >= 0 else { return nil }
-        return Array(buffer.prefix(count))
+        guard count >= 0 else { return .failure(Errno(errno)) }
+        return .success(Array(buffer.prefix(count)))
     }
 
     /// An errno value with its `strerror` text.

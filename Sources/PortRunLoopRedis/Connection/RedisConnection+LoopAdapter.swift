@@ -38,17 +38,26 @@ extension RedisConnection {
         guard existing == nil, let context else { return }
         let fd = context.pointee.c.fd
         do {
-            let source = try loop.watch(fileDescriptor: fd, for: event, inModes: modes) { [weak self] _ in
+            let source = try loop.watch(fileDescriptor: fd, for: event, inModes: modes, onFailure: { [weak self] error in
+                self?.socketUnwatchable(fd, error)
+            }) { [weak self] _ in
                 self?.socketReady(event)
             }
             if event == .read { readSource = source } else { writeSource = source }
         } catch {
-            logger.warning("Redis connection socket could not be watched", metadata: [
-                RedisLogKey.connection: "\(label)", BusLogKey.fileDescriptor: "\(fd)", BusLogKey.error: "\(error)",
-            ])
-            if endReason == nil { endReason = "its socket could not be watched: \(error)" }
-            _ = loop.perform(inModes: modes) { [weak self] in self?.drop("its socket could not be watched") }
+            socketUnwatchable(fd, error)
         }
+    }
+
+    /// The loop refused to watch the socket, when the watch was made or later (a re-arm): the
+    /// connection is dropped, from the loop's next turn (not from inside hiredis' callback), with
+    /// the reason, rather than left unserviced.
+    private func socketUnwatchable(_ fd: Int32, _ error: PortRunLoopError) {
+        logger.warning("Redis connection socket could not be watched", metadata: [
+            RedisLogKey.connection: "\(label)", BusLogKey.fileDescriptor: "\(fd)", BusLogKey.error: "\(error)",
+        ])
+        if endReason == nil { endReason = "its socket could not be watched: \(error)" }
+        _ = loop.perform(inModes: modes) { [weak self] in self?.drop("its socket could not be watched") }
     }
 
     /// The socket is ready (loop thread, outside hiredis): let hiredis read or write.

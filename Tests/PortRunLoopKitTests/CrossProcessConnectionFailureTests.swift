@@ -1,0 +1,87 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import PortRunLoopKit
+import Testing
+import PortRunLoopTestSupport
+
+/// A connection that fails on the publisher's side (a system call on its socket fails there, made
+/// to by a seccomp filter on the publisher's loop thread) is closed, counted as failed (not as a
+/// rejected frame) and reported with its reason; its peer sees the end instead of waiting.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessConnectionFailureTests {
+    /// A published port on a loop thread started under `refusal`.
+    final class Publisher: @unchecked Sendable {
+        let thread: RunLoopThread
+        let port: MessagePort
+        let published: PublishedMessagePort
+        let received = Collector<UInt32>()
+        let disconnects = Collector<CrossProcessPeer.DisconnectReason>()
+
+        init(_ directory: NameDirectory, name: String, queueLimit: Int, refusal: SyscallRefusal) throws {
+            thread = try onRefusingThread(refusal) { try RunLoopThread(name: "xproc-failing-owner") }
+            port = MessagePort(queueLimit: queueLimit)
+            port.setHandler { [received] in received.append($0.msgid) }
+            thread.loop.add(port, forMode: .default)
+            published = try directory.registry.publish(port, as: name, on: thread.loop)
+            published.setPeerDisconnectHandler { [disconnects] _, reason in disconnects.append(reason) }
+        }
+
+        func stop() {
+            published.unpublish()
+            thread.stop()
+        }
+    }
+
+    @Test func creditsThatCannotBeSentBackCloseTheConnection() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // A credit frame is a bare header: the owner's thread cannot send one (ENOBUFS).
+        let publisher = try Publisher(directory, name: "stingy", queueLimit: 2,
+                                      refusal: .send(length: UInt32(CrossProcessFrame.headerSize), errno: ENOBUFS))
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "stingy")
+        // Queue limit 2: the credit of the first message taken goes back at once, and fails.
+        #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 1))
+        #expect(publisher.received.wait(for: 1, seconds: 10))
+        #expect(publisher.disconnects.wait(for: 1, seconds: 10))
+        guard case .connectionFailed(let why) = publisher.disconnects.values.first else {
+            Issue.record("expected a failed connection, got \(publisher.disconnects.values)")
+            return
+        }
+        #expect(why.contains("credits"))
+        let statistics = publisher.published.statistics
+        #expect(statistics.connectionsFailed == 1)
+        #expect(statistics.framesRejected == 0)
+        // The client sees the end at its next look, rather than waiting for credits.
+        #expect(!remote.isValid)
+        #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), msgid: 2))
+    }
+
+    @Test func aConnectionTheLoopCannotWatchIsClosedAndCountedAsFailed() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // `watch` asks this epoll instance whether epoll takes an fd; on the owner's thread, where
+        // accepted connections are watched, the answer is no (the listener was checked by the
+        // thread that published).
+        let probe = try #require(System.probeEpoll())
+        let publisher = try Publisher(directory, name: "blind", queueLimit: 4, refusal: .epollAdd(epoll: probe, errno: EPERM))
+        defer { publisher.stop() }
+        let fd = rawConnection(to: directory, name: "blind")
+        defer { close(fd) }
+        var patience = timeval(tv_sec: 10, tv_usec: 0)
+        #expect(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size)) == 0)
+        var byte: UInt8 = 0
+        #expect(recv(fd, &byte, 1, 0) == 0) // closed by the publisher: end of file, not the timeout
+        #expect(publisher.disconnects.wait(for: 1, seconds: 10))
+        guard case .connectionFailed(let why) = publisher.disconnects.values.first else {
+            Issue.record("expected a failed connection, got \(publisher.disconnects.values)")
+            return
+        }
+        #expect(why.contains("could not watch its socket"))
+        let statistics = publisher.published.statistics
+        #expect(statistics.connectionsAccepted == 1)
+        #expect(statistics.connectionsFailed == 1)
+        #expect(statistics.framesRejected == 0)
+    }
+}
