@@ -41,6 +41,11 @@ import PortRunLoopTestSupport
                                       refusal: .send(length: UInt32(CrossProcessFrame.headerSize), errno: ENOBUFS))
         defer { publisher.stop() }
         let remote = try directory.registry.remotePort(named: "stingy")
+        // A loop that reads the client's end of the connection, to see the publisher close it.
+        let client = try RunLoopThread(name: "xproc-client")
+        defer { client.stop() }
+        let ends = Collector<MessagePort.InvalidationReason>()
+        remote.setInvalidationHandler(on: client.loop) { ends.append($0) }
         // Queue limit 2: the credit of the first message taken goes back at once, and fails.
         #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 1))
         #expect(publisher.received.wait(for: 1, seconds: 10))
@@ -53,7 +58,9 @@ import PortRunLoopTestSupport
         let statistics = publisher.published.statistics
         #expect(statistics.connectionsFailed == 1)
         #expect(statistics.framesRejected == 0)
-        // The client sees the end at its next look, rather than waiting for credits.
+        // The client sees the end, rather than waiting for credits.
+        #expect(ends.wait(for: 1, seconds: 10))
+        #expect(ends.values == [.peerDied])
         #expect(!remote.isValid)
         #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), msgid: 2))
     }
