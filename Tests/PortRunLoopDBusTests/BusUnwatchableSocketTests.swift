@@ -24,13 +24,7 @@ import PortRunLoopTestSupport
             try BusNotificationCenter(endpoint: endpoint, loop: thread.loop, logger: recorder.logger)
         }
         defer { center.close() }
-        let lost = Collector<BusNotificationError>()
-        let disconnection = center.addDisconnectionObserver(on: thread.loop) { lost.append($0) }
-        defer { disconnection.remove() }
-        #expect(lost.wait(for: 1, seconds: 10))
-        #expect(lost.values == [.disconnected])
-        #expect(!center.isConnected)
-        #expect(throws: BusNotificationError.disconnected) { try center.post(name: .init("never-sent")) }
+        Self.expectLost(center, on: thread.loop)
         let warnings = recorder.entries.filter { $0.level == .warning && $0.message.contains("could not be watched") }
         #expect(warnings.count >= 1)
         #expect(warnings.first?["portrunloop.error"]?.contains("epoll refuses it") == true, "\(warnings)")
@@ -49,13 +43,18 @@ import PortRunLoopTestSupport
         let recorder = LogRecorder()
         let center = try BusNotificationCenter(endpoint: bus.endpoint, loop: thread.loop, logger: recorder.logger)
         defer { center.close() }
+        Self.expectLost(center, on: thread.loop)
+        #expect(recorder.entries.contains { $0.level == .warning && $0.message.contains("could not be watched") })
+    }
+
+    /// The center reports its connection lost (disconnection observers, `isConnected`, `post`).
+    static func expectLost(_ center: BusNotificationCenter, on loop: PortRunLoop) {
         let lost = Collector<BusNotificationError>()
-        let disconnection = center.addDisconnectionObserver(on: thread.loop) { lost.append($0) }
+        let disconnection = center.addDisconnectionObserver(on: loop) { lost.append($0) }
         defer { disconnection.remove() }
         #expect(lost.wait(for: 1, seconds: 10))
         #expect(lost.values == [.disconnected])
         #expect(!center.isConnected)
         #expect(throws: BusNotificationError.disconnected) { try center.post(name: .init("never-sent")) }
-        #expect(recorder.entries.contains { $0.level == .warning && $0.message.contains("could not be watched") })
     }
 }

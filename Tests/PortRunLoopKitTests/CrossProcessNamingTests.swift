@@ -106,13 +106,8 @@ import PortRunLoopTestSupport
         defer { thread.stop() }
         let published = try directory.registry.publish(MessagePort(), as: "unreadable", on: thread.loop)
         defer { published.unpublish() }
-        let failure = try onRefusingThread(.pread(errno: EIO)) { () -> CrossProcessPortError? in
-            do throws(CrossProcessPortError) {
-                _ = try directory.registry.remotePort(named: "unreadable")
-                return nil
-            } catch {
-                return error
-            }
+        let failure = try onRefusingThread(.pread(errno: EIO)) {
+            thrownError { () throws(CrossProcessPortError) in _ = try directory.registry.remotePort(named: "unreadable") }
         }
         #expect(failure == .systemCallFailed("pread(\(directory.path)/unreadable.lock)", errno: EIO))
     }

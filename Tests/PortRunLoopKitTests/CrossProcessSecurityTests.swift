@@ -118,13 +118,8 @@ import PortRunLoopTestSupport
         defer { directory.remove() }
         let publisher = try Publisher(directory, name: "unverifiable", options: CrossProcessPortOptions())
         defer { publisher.stop() }
-        let failure = try onRefusingThread(.peerCredentials(errno: EACCES)) { () -> CrossProcessPortError? in
-            do throws(CrossProcessPortError) {
-                _ = try directory.registry.remotePort(named: "unverifiable")
-                return nil
-            } catch {
-                return error
-            }
+        let failure = try onRefusingThread(.peerCredentials(errno: EACCES)) {
+            thrownError { () throws(CrossProcessPortError) in _ = try directory.registry.remotePort(named: "unverifiable") }
         }
         #expect(failure == .systemCallFailed("getsockopt(SO_PEERCRED)", errno: EACCES))
         // Unaffected threads still connect.
