@@ -91,9 +91,15 @@ static inline int syscall_refusal_send_of_length(unsigned int length, int error)
     return syscall_refusal_install(__NR_sendto, 2, length, 2, length, error);
 }
 
-/// From now on, on the calling thread, every `poll` fails with `error`.
+/// From now on, on the calling thread, every `poll` fails with `error` (`poll(2)` where the kernel
+/// has it, `ppoll(2)`, which glibc's `poll` calls, where it has not: aarch64).
 static inline int syscall_refusal_poll(int error) {
-    return syscall_refusal_install(__NR_poll, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
+#ifdef __NR_poll
+    uint32_t number = __NR_poll;
+#else
+    uint32_t number = __NR_ppoll;
+#endif
+    return syscall_refusal_install(number, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, SYSCALL_REFUSAL_ANY_ARGUMENT, 0, error);
 }
 
 /// From now on, on the calling thread, `clone3` fails with `error`: `pthread_create` (which

@@ -38,6 +38,8 @@ import PortRunLoopTestSupport
             _ = loop.run(mode: other, timeout: 0, returnAfterSourceHandled: false)
             try SyscallRefusal.anyEpollAdd(errno: ENOSPC).installOnCurrentThread()
             loop.run(mode: .default, before: Date(timeIntervalSinceNow: -1))
+            // The refusal's report to the owner was queued for the loop's next turn.
+            loop.run(mode: .default, before: Date(timeIntervalSinceNow: -1))
             return (source.isCancelled, source.registrationError, told.values, handled.count)
         }
         #expect(outcome.cancelled)
@@ -57,7 +59,10 @@ import PortRunLoopTestSupport
         thread.loop.add(port, forMode: .default)
         let published = try MessagePortNameRegistry(directory: directory.path, logger: recorder.logger)
             .publish(port, as: "deaf", on: thread.loop)
-        try thread.loop.performAndWait(timeout: .seconds(10)) {} // the listener's registration was made (and refused)
+        // The first barrier runs after the listener's registration, which was refused and queued
+        // its report to the publication; the second after that report.
+        try thread.loop.performAndWait(timeout: .seconds(10)) {}
+        try thread.loop.performAndWait(timeout: .seconds(10)) {}
         #expect(!published.isPublished)
         #expect(throws: CrossProcessPortError.notPublished("deaf")) {
             _ = try directory.registry.remotePort(named: "deaf")

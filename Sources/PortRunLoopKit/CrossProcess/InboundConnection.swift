@@ -289,6 +289,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
                 guard state.writeWatch == nil else { return nil }
                 do throws(PortRunLoopError) {
                     state.writeWatch = try watchForRoom(fd: state.fd)
+                } catch .loopShutDown {
+                    return nil // the shutdown closes the connection as unpublished
                 } catch {
                     return "the loop could not watch its socket for room to return credits: \(error)"
                 }

@@ -644,8 +644,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     /// A loop's thread: the loop cancelled a source reading the socket on its own (a registration
-    /// or re-arm it could not make). Nothing would read what the publisher sends back there: the
-    /// connection ends, and the port becomes invalid with the reason.
+    /// or re-arm it could not make): the `readingOn:` loop's source, or the reader a request
+    /// waiting on a loop reads its reply with. Nothing would read what the publisher sends back
+    /// there, and a request would wait out its timeout for a reply already come: the connection
+    /// ends, and the port becomes invalid with the reason. (A reader refused while it is made, on
+    /// the request's own thread, is no reader: that request polls the socket instead.)
     func socketRefused(_ error: PortRunLoopError) {
         logger.warning("MessagePort connection to another process ended: its loop could not watch the socket", metadata: [
             LogKey.portName: "\(name)", LogKey.error: "\(error)"])

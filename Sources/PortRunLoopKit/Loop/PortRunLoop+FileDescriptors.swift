@@ -107,8 +107,9 @@ extension PortRunLoop {
     /// `watch` returned (``FileDescriptorSource/registrationError``: a registration queued from
     /// another thread, or a re-arm after a nested run of another mode, that libevent or the kernel
     /// refused), so that whatever owns the socket ends too instead of waiting for a source that
-    /// will never fire. It runs on the loop's thread. A loop that shuts down cancels its sources
-    /// without telling anyone (their owners learn it from the loop).
+    /// will never fire. It runs on the loop's thread, as control work before the loop's next turn
+    /// (never inside the registration or run that found the refusal). A loop that shuts down
+    /// cancels its sources without telling anyone (their owners learn it from the loop).
     ///
     /// Thread-safety: any thread.
     package func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events,
@@ -228,7 +229,8 @@ extension PortRunLoop {
                 suspendedFileDescriptors.swapAt(index, suspendedFileDescriptors.count - 1)
                 suspendedFileDescriptors.removeLast()
                 registration.isSuspended = false
-                guard registration.isRegistered else { continue }
+                // Cancelled from another thread, its unregistration still queued: not armed again.
+                guard registration.isRegistered, !registration.source.isCancelled else { continue }
                 do throws(PortRunLoopError) {
                     try registration.arm()
                 } catch {

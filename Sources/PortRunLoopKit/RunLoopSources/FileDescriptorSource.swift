@@ -66,20 +66,20 @@ public final class FileDescriptorSource: @unchecked Sendable {
         _ = close()
     }
 
-    /// ``cancel()``; false when the source was cancelled already.
-    private func close() -> Bool {
-        guard gate.close() else { return false }
+    /// ``cancel()``; the loop the source was registered with, nil when it was cancelled already.
+    private func close() -> PortRunLoop? {
+        guard gate.close() else { return nil }
         let loop = loopBox.withLock { box -> PortRunLoop? in
             defer { box = nil }
             return box
         }
-        guard let loop else { return true }
+        guard let loop else { return nil }
         if loop.isCurrentThread {
             loop.unregisterFileDescriptorSource(self)
         } else {
             loop.onOwner { $0.unregisterFileDescriptorSource(self) }
         }
-        return true
+        return loop
     }
 
     /// True once cancelled (by ``cancel()``, or by the loop when the kernel refused the fd or the
@@ -96,9 +96,12 @@ public final class FileDescriptorSource: @unchecked Sendable {
 
     /// The loop cancels the source on its own, for `error`; its owner's ``failureHandler`` is
     /// told of a refusal, unless the source was cancelled already (its owner ended it first).
+    /// The report is queued as control work (it runs before the loop's next turn, in any mode),
+    /// never made inline: a refusal found while the loop registers or re-arms sources may be found
+    /// inside a caller's own `watch`, `add` or run, which an owner's reaction must not re-enter.
     func fail(_ error: PortRunLoopError) {
         failure.withLock { $0 = error }
-        guard close(), error != .loopShutDown else { return }
-        failureHandler?(error)
+        guard let loop = close(), error != .loopShutDown, let failureHandler else { return }
+        _ = loop.enqueue(QueuedWork(modes: .all, kind: .block { failureHandler(error) })) // refused: shut down
     }
 }

@@ -19,8 +19,8 @@ extension MessagePort {
         /// more credits than granted); the connection was closed on this side.
         case protocolViolation(String)
         /// A remote port: a read of the connection's socket failed on this side, with its error
-        /// (logged too), or its `readingOn:` loop could not watch the socket; the connection was
-        /// closed. Requests then throw ``CrossProcessPortError/systemCallFailed(_:errno:)`` or
+        /// (logged too), or a loop reading it (the `readingOn:` loop, or one a request waited on)
+        /// could no longer watch the socket; the connection was closed. Requests then throw ``CrossProcessPortError/systemCallFailed(_:errno:)`` or
         /// ``CrossProcessPortError/loopRefusedSocket(_:)``.
         case connectionFailed(String)
 
