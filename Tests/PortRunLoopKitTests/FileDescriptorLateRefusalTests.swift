@@ -98,4 +98,33 @@ import PortRunLoopTestSupport
             _ = try remote.sendRequest(msgid: 1, components: [], sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
         }
     }
+
+    @Test func aLoopThatRefusesToWatchForTheEndEndsTheConnectionAndSaysSo() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let owner = try RunLoopThread(name: "late-refusal-publisher")
+        defer { owner.stop() }
+        let port = MessagePort()
+        port.setHandler { _ in }
+        owner.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "unwatched", on: owner.loop)
+        defer { published.unpublish() }
+        let watcher = try RunLoopThread(name: "late-refusal-watcher")
+        defer { watcher.stop() }
+        let remote = try directory.registry.remotePort(named: "unwatched")
+        let reasons = Collector<MessagePort.InvalidationReason>()
+        // `watch` asks this epoll instance whether epoll takes an fd: the thread that sets the
+        // handler, where that check runs, is told no.
+        let probe = try #require(System.probeEpoll())
+        try onRefusingThread(.epollAdd(epoll: probe, errno: EPERM)) {
+            remote.setInvalidationHandler(on: watcher.loop) { reasons.append($0) }
+        }
+        #expect(reasons.wait(for: 1, seconds: 10))
+        guard case .connectionFailed(let why) = reasons.values.first else {
+            Issue.record("expected a failed connection, got \(reasons.values)")
+            return
+        }
+        #expect(why.contains("could not watch its socket"))
+        #expect(!remote.isValid)
+    }
 }

@@ -203,10 +203,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     var readingLoop: PortRunLoop? { condition.withLock { _ in readLoop } }
 
+    /// Starts reading on `loop`, so that the connection's end is seen at once. A loop that has
+    /// shut down cannot run the invalidation handler either (it then runs where the port is found
+    /// invalid); a loop that refuses the socket ends the connection, as a later refusal would, so
+    /// the handler is told now rather than at the next send.
     func watchForEnd(on loop: PortRunLoop) {
-        do { try startReading(on: loop) } catch {
-            logger.warning("MessagePort could not watch a connection to another process for its end", metadata: [
-                LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+        do throws(PortRunLoopError) {
+            try startReading(on: loop)
+        } catch .loopShutDown {
+            logger.warning("MessagePort could not watch a connection to another process for its end: its loop has shut down",
+                           metadata: [LogKey.portName: "\(name)"])
+        } catch {
+            socketRefused(error)
         }
     }
 

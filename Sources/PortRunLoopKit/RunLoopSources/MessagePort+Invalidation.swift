@@ -52,8 +52,9 @@ extension MessagePort {
     /// also becomes invalid, by itself, when its connection ends: the publisher withdrew the port,
     /// its process died, or it broke the protocol. A remote port read by a loop (the `readingOn:`
     /// loop, or the `loop` given here: giving one starts reading the connection there) sees that
-    /// at once, with no send needed; one that no loop reads sees it at its next send, request or
-    /// ``isValid``. The reply port of a message that came from another process
+    /// at once, with no send needed (a `loop` that refuses to watch the connection ends it, with
+    /// ``InvalidationReason/connectionFailed(_:)``); one that no loop reads sees it at its next
+    /// send, request or ``isValid``. The reply port of a message that came from another process
     /// (``MessagePort/Message/replyPort``) reports only its own ``invalidate()``.
     ///
     /// Set on a port that is already invalid, the closure is called at once by the same rule
