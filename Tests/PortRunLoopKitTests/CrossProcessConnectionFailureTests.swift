@@ -8,9 +8,10 @@ import PortRunLoopTestSupport
 
 /// A connection that fails on the publisher's side (a system call on its socket fails there, made
 /// to by a seccomp filter on the publisher's loop thread) is closed, counted as failed (not as a
-/// rejected frame) and reported with its reason; its peer sees the end instead of waiting.
+/// rejected frame) and reported with its reason; its peer sees the end instead of waiting. A send
+/// that fails on a client's thread fails that send only.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessConnectionFailureTests {
-    /// A published port on a loop thread started under `refusal`.
+    /// A published port on a loop thread started under `refusal` (nil: none).
     final class Publisher: @unchecked Sendable {
         let thread: RunLoopThread
         let port: MessagePort
@@ -18,8 +19,9 @@ import PortRunLoopTestSupport
         let received = Collector<UInt32>()
         let disconnects = Collector<CrossProcessPeer.DisconnectReason>()
 
-        init(_ directory: NameDirectory, name: String, queueLimit: Int, refusal: SyscallRefusal) throws {
-            thread = try onRefusingThread(refusal) { try RunLoopThread(name: "xproc-failing-owner") }
+        init(_ directory: NameDirectory, name: String, queueLimit: Int, refusal: SyscallRefusal?) throws {
+            thread = try refusal.map { try onRefusingThread($0) { try RunLoopThread(name: "xproc-failing-owner") } }
+                ?? RunLoopThread(name: "xproc-owner")
             port = MessagePort(queueLimit: queueLimit)
             port.setHandler { [received] in received.append($0.msgid) }
             thread.loop.add(port, forMode: .default)
@@ -97,5 +99,27 @@ import PortRunLoopTestSupport
         #expect(publisher.failedConnectionReason()?.contains("could not watch its socket") == true)
         #expect(publisher.published.statistics.connectionsAccepted == 1)
         publisher.expectOneFailedConnection()
+    }
+
+    @Test func aSendTheKernelRefusesFailsThatSendOnly() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let publisher = try Publisher(directory, name: "picky", queueLimit: 4, refusal: nil)
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "picky")
+        // A message without components is a bare header: this thread cannot send one (ENOBUFS).
+        let (sent, failure) = try onRefusingThread(.send(length: UInt32(CrossProcessFrame.headerSize), errno: ENOBUFS)) {
+            (remote.send(before: Date(timeIntervalSinceNow: 1), msgid: 1),
+             thrownError { () throws(CrossProcessPortError) in
+                 _ = try remote.sendRequest(msgid: 2, sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
+             })
+        }
+        #expect(!sent)
+        #expect(failure == .systemCallFailed("send", errno: ENOBUFS))
+        // The connection is intact and spent no credit: four messages still go through.
+        #expect(remote.isValid)
+        for msgid in UInt32(10)..<14 { #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: msgid)) }
+        #expect(publisher.received.wait(for: 4, seconds: 10))
+        #expect(publisher.received.values == [10, 11, 12, 13])
     }
 }
