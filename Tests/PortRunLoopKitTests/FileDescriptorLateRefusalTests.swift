@@ -22,6 +22,36 @@ import PortRunLoopTestSupport
         return thread
     }
 
+    /// A published port on a loop thread of its own that nothing refuses.
+    final class Publisher: @unchecked Sendable {
+        let owner: RunLoopThread
+        let published: PublishedMessagePort
+
+        init(_ directory: NameDirectory, name: String) throws {
+            owner = try RunLoopThread(name: "late-refusal-publisher")
+            let port = MessagePort()
+            port.setHandler { _ in }
+            owner.loop.add(port, forMode: .default)
+            published = try directory.registry.publish(port, as: name, on: owner.loop)
+        }
+
+        func stop() {
+            published.unpublish()
+            owner.stop()
+        }
+    }
+
+    /// `remote` became invalid because a loop could not watch its socket (waited for, bounded).
+    static func expectEndedUnwatched(_ remote: MessagePort, _ reasons: Collector<MessagePort.InvalidationReason>) {
+        #expect(reasons.wait(for: 1, seconds: 10))
+        guard case .connectionFailed(let why) = reasons.values.first else {
+            Issue.record("expected a failed connection, got \(reasons.values)")
+            return
+        }
+        #expect(why.contains("could not watch its socket"))
+        #expect(!remote.isValid)
+    }
+
     @Test func aReArmTheKernelRefusesCancelsTheSourceAndTellsItsOwner() throws {
         let pipe = Pipe2()
         let outcome = try onFreshThread { () -> (cancelled: Bool, error: PortRunLoopError?, told: [PortRunLoopError], handled: Int) in
@@ -75,25 +105,14 @@ import PortRunLoopTestSupport
     @Test func aRemotePortWhoseReadingLoopRefusesItsSocketBecomesInvalid() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let owner = try RunLoopThread(name: "late-refusal-publisher")
-        defer { owner.stop() }
-        let port = MessagePort()
-        port.setHandler { _ in }
-        owner.loop.add(port, forMode: .default)
-        let published = try directory.registry.publish(port, as: "unread", on: owner.loop)
-        defer { published.unpublish() }
+        let publisher = try Self.Publisher(directory, name: "unread")
+        defer { publisher.stop() }
         let reader = try Self.refusingLoopThread("late-refusal-reader")
         defer { reader.stop() }
         let remote = try directory.registry.remotePort(named: "unread", readingOn: reader.loop)
         let reasons = Collector<MessagePort.InvalidationReason>()
         remote.setInvalidationHandler(on: reader.loop) { reasons.append($0) }
-        #expect(reasons.wait(for: 1, seconds: 10))
-        guard case .connectionFailed(let why) = reasons.values.first else {
-            Issue.record("expected a failed connection, got \(reasons.values)")
-            return
-        }
-        #expect(why.contains("could not watch its socket"))
-        #expect(!remote.isValid)
+        Self.expectEndedUnwatched(remote, reasons)
         #expect(throws: CrossProcessPortError.loopRefusedSocket(.eventRegistrationFailed)) {
             _ = try remote.sendRequest(msgid: 1, components: [], sendTimeout: .seconds(1), receiveTimeout: .seconds(1))
         }
@@ -102,13 +121,8 @@ import PortRunLoopTestSupport
     @Test func aLoopThatRefusesToWatchForTheEndEndsTheConnectionAndSaysSo() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let owner = try RunLoopThread(name: "late-refusal-publisher")
-        defer { owner.stop() }
-        let port = MessagePort()
-        port.setHandler { _ in }
-        owner.loop.add(port, forMode: .default)
-        let published = try directory.registry.publish(port, as: "unwatched", on: owner.loop)
-        defer { published.unpublish() }
+        let publisher = try Self.Publisher(directory, name: "unwatched")
+        defer { publisher.stop() }
         let watcher = try RunLoopThread(name: "late-refusal-watcher")
         defer { watcher.stop() }
         let remote = try directory.registry.remotePort(named: "unwatched")
@@ -119,12 +133,6 @@ import PortRunLoopTestSupport
         try onRefusingThread(.epollAdd(epoll: probe, errno: EPERM)) {
             remote.setInvalidationHandler(on: watcher.loop) { reasons.append($0) }
         }
-        #expect(reasons.wait(for: 1, seconds: 10))
-        guard case .connectionFailed(let why) = reasons.values.first else {
-            Issue.record("expected a failed connection, got \(reasons.values)")
-            return
-        }
-        #expect(why.contains("could not watch its socket"))
-        #expect(!remote.isValid)
+        Self.expectEndedUnwatched(remote, reasons)
     }
 }
