@@ -1,3 +1,5 @@
+import PortRunLoopKit
+
 /// The metadata keys ``BusNotificationCenter`` and its transports log with
 /// (Docs/DistributedNotifications.md; the Redis transport adds its own, Docs/RedisNotifications.md).
 ///
@@ -14,11 +16,11 @@ package enum BusLogKey {
     /// ``BusNotificationCenter/heldNotificationLimit``.
     package static let holdLimit = "portrunloop.bus.hold_limit"
     /// How many were discarded (the core's key).
-    package static let discarded = "portrunloop.discarded"
+    package static let discarded = LogKey.discarded
     /// A loop's name (the core's key).
-    package static let loop = "portrunloop.loop"
+    package static let loop = LogKey.loop
     /// The error an operation failed with (the core's key).
-    package static let error = "portrunloop.error"
+    package static let error = LogKey.error
     /// A file descriptor (the core's key).
-    package static let fileDescriptor = "portrunloop.fd"
+    package static let fileDescriptor = LogKey.fileDescriptor
 }

@@ -13,7 +13,7 @@ import PortRunLoopTestSupport
 /// descriptors are closed, whichever read took it.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessDescriptorAnnouncementTests {
     typealias Pipes = CrossProcessFileDescriptorTests
-    typealias Publisher = CrossProcessFileDescriptorTests.Publisher
+    typealias Publisher = TestPublisher
 
     @Test func theAnnouncementIsAFrameWithoutFields() {
         let bytes = CrossProcessFrame.descriptorsFrame

@@ -50,36 +50,7 @@ import PortRunLoopTestSupport
         }.count
     }
 
-    /// A published port of this process (on a loop thread of its own) that records disconnects.
-    /// Its handler by default never takes the descriptors: they close with the message.
-    final class Publisher: @unchecked Sendable {
-        let thread: RunLoopThread
-        let port: MessagePort
-        let published: PublishedMessagePort
-        let disconnects = Recorder<CrossProcessPeer.DisconnectReason>()
-        let disconnected = DispatchSemaphore(value: 0)
-
-        init(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions = CrossProcessPortOptions(),
-             queueLimit: Int = 5, schedule: Bool = true,
-             handler: @escaping @Sendable (MessagePort.Message) -> Void = { _ in }) throws {
-            thread = try RunLoopThread(name: "xproc-fds")
-            port = MessagePort(queueLimit: queueLimit)
-            port.setHandler(handler)
-            if schedule { thread.loop.add(port, forMode: .default) }
-            published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
-            published.setPeerDisconnectHandler { [disconnects, disconnected] _, reason in
-                disconnects.append(reason)
-                disconnected.signal()
-            }
-        }
-
-        func waitForDisconnect() -> Bool { disconnected.wait(timeout: .now() + 10) == .success }
-
-        func stop() {
-            published.unpublish()
-            thread.stop()
-        }
-    }
+    typealias Publisher = TestPublisher
 
     @Test func aPipesReadEndPassedToAnotherProcessIsReadThere() throws {
         let directory = NameDirectory()

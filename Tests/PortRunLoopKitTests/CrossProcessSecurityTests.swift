@@ -9,48 +9,16 @@ import PortRunLoopTestSupport
 /// Who may connect (`SO_PEERCRED`, the allow-list, a peer that cannot be identified), and hostile frames: oversized, malformed and
 /// beyond the credits disconnect their peer and are counted; the port keeps working (X9, X10).
 @Suite(.serialized) struct CrossProcessSecurityTests {
-    /// A published port on a loop thread of its own that signals each peer disconnect.
-    final class Publisher: @unchecked Sendable {
-        let thread: RunLoopThread
-        let port = MessagePort(queueLimit: 2)
-        let published: PublishedMessagePort
-        let received = Recorder<UInt32>()
-        private let arrived = DispatchSemaphore(value: 0)
-        let disconnects = Recorder<CrossProcessPeer.DisconnectReason>()
-        let disconnected = DispatchSemaphore(value: 0)
-
-        init(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions) throws {
-            thread = try RunLoopThread(name: "xproc-owner")
-            port.setHandler { [received, arrived] in
-                received.append($0.msgid)
-                arrived.signal()
-            }
-            thread.loop.add(port, forMode: .default)
-            published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
-            published.setPeerDisconnectHandler { [disconnects, disconnected] _, reason in
-                disconnects.append(reason)
-                disconnected.signal()
-            }
-        }
-
-        func waitForDisconnect() -> Bool { disconnected.wait(timeout: .now() + 10) == .success }
-
-        /// Waits (bounded) until `count` more messages were handled.
-        func waitForMessages(_ count: Int) -> Bool {
-            (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
-        }
-
-        func stop() {
-            published.unpublish()
-            thread.stop()
-        }
+    /// Queue limit 2: a peer gets two credits (the credits test counts on it).
+    static func publisher(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions) throws -> TestPublisher {
+        try TestPublisher(directory, name: name, options: options, queueLimit: 2)
     }
 
     @Test func aPeerWhoseUserIDIsNotAllowedIsRefused() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
         // An allow-list without our own uid: the probe (same uid) is refused at accept.
-        let publisher = try Publisher(directory, name: "strict", options: CrossProcessPortOptions(allowedUserIDs: [getuid() &+ 12345]))
+        let publisher = try Self.publisher(directory, name: "strict", options: CrossProcessPortOptions(allowedUserIDs: [getuid() &+ 12345]))
         defer { publisher.stop() }
         let sender = try CrossProcessProbeProcess(["send", directory.path, "strict", "10", "2000"])
         #expect(sender.waitForLine(startingWith: "VALID", seconds: 30) == "VALID 0")
@@ -63,7 +31,7 @@ import PortRunLoopTestSupport
     @Test func aClientRefusesAPublisherWhoseUserIDIsNotAllowed() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "suspect", options: CrossProcessPortOptions())
+        let publisher = try Self.publisher(directory, name: "suspect", options: CrossProcessPortOptions())
         defer { publisher.stop() }
         #expect(throws: CrossProcessPortError.peerNotAllowed(uid: getuid())) {
             _ = try directory.registry.remotePort(named: "suspect", options: CrossProcessPortOptions(allowedUserIDs: [getuid() &+ 1]))
@@ -75,7 +43,7 @@ import PortRunLoopTestSupport
     func aProcessOfAnotherUserCannotReachThePort() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "private", options: CrossProcessPortOptions())
+        let publisher = try Self.publisher(directory, name: "private", options: CrossProcessPortOptions())
         defer { publisher.stop() }
         let foreign = try CrossProcessProbeProcess(["send", directory.path, "private", "1", "1000"],
                                                    launcher: ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -101,10 +69,7 @@ import PortRunLoopTestSupport
         defer { published.unpublish() }
         let fd = rawConnection(to: directory, name: "anonymous")
         defer { close(fd) }
-        var patience = timeval(tv_sec: 10, tv_usec: 0)
-        #expect(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size)) == 0)
-        var byte: UInt8 = 0
-        #expect(recv(fd, &byte, 1, 0) == 0) // closed by the publisher: end of file, not the timeout
+        #expect(readsEndOfFile(fd)) // closed by the publisher: end of file, not the timeout
         try thread.loop.performAndWait(timeout: .seconds(10)) {} // the accepting turn is over: it has logged
         #expect(published.statistics.connectionsRefused == 1)
         #expect(published.statistics.connectionsAccepted == 0)
@@ -116,7 +81,7 @@ import PortRunLoopTestSupport
     @Test func aClientThatCannotReadThePublishersCredentialsThrows() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "unverifiable", options: CrossProcessPortOptions())
+        let publisher = try Self.publisher(directory, name: "unverifiable", options: CrossProcessPortOptions())
         defer { publisher.stop() }
         let failure = try onRefusingThread(.peerCredentials(errno: EACCES)) {
             thrownError { () throws(CrossProcessPortError) in _ = try directory.registry.remotePort(named: "unverifiable") }
@@ -132,7 +97,7 @@ import PortRunLoopTestSupport
     @Test func aSenderRefusesAMessageLargerThanThePublishersMaximum() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "small", options: CrossProcessPortOptions(maximumMessageSize: 1024))
+        let publisher = try Self.publisher(directory, name: "small", options: CrossProcessPortOptions(maximumMessageSize: 1024))
         defer { publisher.stop() }
         let remote = try directory.registry.remotePort(named: "small")
         #expect(!remote.send(before: Date(timeIntervalSinceNow: 1), components: [Data(count: 1024)]))
@@ -147,7 +112,7 @@ import PortRunLoopTestSupport
     @Test func anOversizedFrameDisconnectsItsPeerAndIsCounted() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "big", options: CrossProcessPortOptions(maximumMessageSize: 1024))
+        let publisher = try Self.publisher(directory, name: "big", options: CrossProcessPortOptions(maximumMessageSize: 1024))
         defer { publisher.stop() }
         let fd = rawConnection(to: directory, name: "big")
         defer { close(fd) }
@@ -173,7 +138,7 @@ import PortRunLoopTestSupport
     func aMalformedFrameDisconnectsItsPeerAndIsCounted(bytes: [UInt8]) throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "junk", options: CrossProcessPortOptions())
+        let publisher = try Self.publisher(directory, name: "junk", options: CrossProcessPortOptions())
         defer { publisher.stop() }
         let fd = rawConnection(to: directory, name: "junk")
         defer { close(fd) }
@@ -193,7 +158,7 @@ import PortRunLoopTestSupport
     @Test func aMessageBeyondTheCreditsDisconnectsItsPeer() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Publisher(directory, name: "greedy", options: CrossProcessPortOptions())
+        let publisher = try Self.publisher(directory, name: "greedy", options: CrossProcessPortOptions())
         defer { publisher.stop() }
         let release = holdLoop(publisher.thread)
         let fd = rawConnection(to: directory, name: "greedy")
@@ -215,7 +180,7 @@ import PortRunLoopTestSupport
     }
 
     /// After a hostile peer was thrown out, a well-behaved one still gets through.
-    private func expectStillWorks(_ directory: NameDirectory, _ name: String, _ publisher: Publisher) throws {
+    private func expectStillWorks(_ directory: NameDirectory, _ name: String, _ publisher: TestPublisher) throws {
         let remote = try directory.registry.remotePort(named: name)
         #expect(remote.send(before: Date(timeIntervalSinceNow: 10), msgid: 77))
         #expect(publisher.waitForMessages(1))

@@ -223,3 +223,58 @@ func makePairedRemotePort(credits: Int, readingOn loop: PortRunLoop? = nil,
     if let loop { try connection.startReading(on: loop) }
     return (port, ends[1])
 }
+
+/// A port of this process published on a loop thread of its own, recording the msgids its handler
+/// sees and each peer's disconnect (bounded waits for both). `refusal` starts the thread under a
+/// ``SyscallRefusal``; `handler` runs after the msgid is recorded (by default it takes nothing, so
+/// a message's descriptors close with it); `schedule: false` leaves the port out of the loop.
+final class TestPublisher: @unchecked Sendable {
+    let thread: RunLoopThread
+    let port: MessagePort
+    let published: PublishedMessagePort
+    let received = Recorder<UInt32>()
+    private let arrived = DispatchSemaphore(value: 0)
+    let disconnects = Recorder<CrossProcessPeer.DisconnectReason>()
+    private let disconnected = DispatchSemaphore(value: 0)
+
+    init(_ directory: NameDirectory, name: String, options: CrossProcessPortOptions = CrossProcessPortOptions(),
+         queueLimit: Int = 5, schedule: Bool = true, refusal: SyscallRefusal? = nil,
+         handler: @escaping @Sendable (MessagePort.Message) -> Void = { _ in }) throws {
+        thread = try refusal.map { try onRefusingThread($0) { try RunLoopThread(name: "xproc-owner") } }
+            ?? RunLoopThread(name: "xproc-owner")
+        port = MessagePort(queueLimit: queueLimit)
+        port.setHandler { [received, arrived] message in
+            received.append(message.msgid)
+            arrived.signal()
+            handler(message)
+        }
+        if schedule { thread.loop.add(port, forMode: .default) }
+        published = try directory.registry.publish(port, as: name, on: thread.loop, options: options)
+        published.setPeerDisconnectHandler { [disconnects, disconnected] _, reason in
+            disconnects.append(reason)
+            disconnected.signal()
+        }
+    }
+
+    /// Waits (at most 10 s) for the next peer to disconnect.
+    func waitForDisconnect() -> Bool { disconnected.wait(timeout: .now() + 10) == .success }
+
+    /// Waits (at most 10 s each) until `count` more messages were handled.
+    func waitForMessages(_ count: Int) -> Bool {
+        (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
+    }
+
+    func stop() {
+        published.unpublish()
+        thread.stop()
+    }
+}
+
+/// Whether a raw socket reads end of file within `seconds` (`SO_RCVTIMEO`): the other side closed
+/// it, rather than the wait timing out or a byte arriving.
+func readsEndOfFile(_ fd: Int32, within seconds: Int = 10) -> Bool {
+    var patience = timeval(tv_sec: seconds, tv_usec: 0)
+    guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size)) == 0 else { return false }
+    var byte: UInt8 = 0
+    return recv(fd, &byte, 1, 0) == 0
+}

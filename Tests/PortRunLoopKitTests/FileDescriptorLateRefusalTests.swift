@@ -22,25 +22,6 @@ import PortRunLoopTestSupport
         return thread
     }
 
-    /// A published port on a loop thread of its own that nothing refuses.
-    final class Publisher: @unchecked Sendable {
-        let owner: RunLoopThread
-        let published: PublishedMessagePort
-
-        init(_ directory: NameDirectory, name: String) throws {
-            owner = try RunLoopThread(name: "late-refusal-publisher")
-            let port = MessagePort()
-            port.setHandler { _ in }
-            owner.loop.add(port, forMode: .default)
-            published = try directory.registry.publish(port, as: name, on: owner.loop)
-        }
-
-        func stop() {
-            published.unpublish()
-            owner.stop()
-        }
-    }
-
     /// `remote` became invalid because a loop could not watch its socket (waited for, bounded).
     static func expectEndedUnwatched(_ remote: MessagePort, _ reasons: Collector<MessagePort.InvalidationReason>) {
         #expect(reasons.wait(for: 1, seconds: 10))
@@ -105,7 +86,7 @@ import PortRunLoopTestSupport
     @Test func aRemotePortWhoseReadingLoopRefusesItsSocketBecomesInvalid() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Self.Publisher(directory, name: "unread")
+        let publisher = try TestPublisher(directory, name: "unread")
         defer { publisher.stop() }
         let reader = try Self.refusingLoopThread("late-refusal-reader")
         defer { reader.stop() }
@@ -121,7 +102,7 @@ import PortRunLoopTestSupport
     @Test func aLoopThatRefusesToWatchForTheEndEndsTheConnectionAndSaysSo() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let publisher = try Self.Publisher(directory, name: "unwatched")
+        let publisher = try TestPublisher(directory, name: "unwatched")
         defer { publisher.stop() }
         let watcher = try RunLoopThread(name: "late-refusal-watcher")
         defer { watcher.stop() }

@@ -304,9 +304,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         if let failure { close(reason: .connectionFailed(failure)) }
     }
 
-    /// Owner thread: the loop cancelled one of the connection's sources on its own (a re-arm it
-    /// could not make): the connection ends, rather than wait for reads or room that never come.
-    private func socketRefused(_ error: PortRunLoopError) {
+    /// Owner thread: the loop would not watch the connection's socket, when it was accepted or
+    /// later (a re-arm): the connection ends, rather than wait for reads or room that never come.
+    func socketRefused(_ error: PortRunLoopError) {
         close(reason: .connectionFailed("the loop could not watch its socket: \(error)"))
     }
 

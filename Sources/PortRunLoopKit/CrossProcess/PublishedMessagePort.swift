@@ -292,10 +292,10 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
                 return true
             }
             guard added else { System.closeDescriptor(accepted); return }
-            do {
+            do throws(PortRunLoopError) {
                 try connection.start()
             } catch {
-                connection.close(reason: .connectionFailed("the loop could not watch its socket: \(error)"))
+                connection.socketRefused(error)
             }
         }
     }

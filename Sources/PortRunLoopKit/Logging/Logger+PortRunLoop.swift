@@ -8,14 +8,16 @@ extension Logger {
     static let portRunLoopDisabled = Logger(label: "PortRunLoop", factory: { _ in SwiftLogNoOpLogHandler() })
 }
 
-/// The metadata keys the library logs with.
-enum LogKey {
+/// The metadata keys the library logs with (the ones the bus transports share are `package`).
+///
+/// Thread-safety: constants.
+package enum LogKey {
     /// The ``PortRunLoop/name`` of the loop concerned.
-    static let loop = "portrunloop.loop"
+    package static let loop = "portrunloop.loop"
     /// The ``MessagePort`` concerned (its description).
     static let port = "portrunloop.port"
     /// How many messages, blocks or notifications were discarded.
-    static let discarded = "portrunloop.discarded"
+    package static let discarded = "portrunloop.discarded"
     /// Sends a full port has rejected since it was made.
     static let rejected = "portrunloop.rejected"
     /// Sends a full port rejected since the previous entry about it.
@@ -25,7 +27,7 @@ enum LogKey {
     /// The port's queue limit.
     static let queueLimit = "portrunloop.queue_limit"
     /// A file descriptor.
-    static let fileDescriptor = "portrunloop.fd"
+    package static let fileDescriptor = "portrunloop.fd"
     /// The error an operation failed with.
-    static let error = "portrunloop.error"
+    package static let error = "portrunloop.error"
 }

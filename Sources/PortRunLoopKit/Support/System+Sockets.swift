@@ -223,7 +223,7 @@ extension System {
                                  : portrunloop_poll(fd, events.rawValue, timeout)
             if rc > 0 { return PollEvents(rawValue: rc) }
             if rc < 0 && errno != EINTR {
-                sleep(seconds: min(pollFailurePause, max(remaining, 0)))
+                usleep(useconds_t(min(pollFailurePause, max(remaining, 0)) * 1e6))
                 return .hangUp
             }
             if rc == 0 && (timeout == 0 || monotonicSeconds() >= deadline) { return [] }
@@ -232,14 +232,6 @@ extension System {
 
     /// How long ``poll(_:for:orWake:untilMonotonic:)`` pauses after a failed `poll`.
     static let pollFailurePause = 0.001
-
-    /// `nanosleep` for `seconds` (again after a signal, for what is left).
-    static func sleep(seconds: Double) {
-        guard seconds > 0 else { return }
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-    }
 
     /// Reads an eventfd's counter back to zero (non-blocking; nothing to read is fine).
     static func resetEventfd(_ fd: Int32) {
