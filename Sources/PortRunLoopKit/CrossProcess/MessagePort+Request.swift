@@ -75,7 +75,8 @@ extension MessagePort {
     ///   - sendTimeout: how long to wait for a credit or room in the socket.
     ///   - receiveTimeout: how long to wait for the reply once sent.
     /// - Returns: the reply.
-    /// - Throws: as the synchronous form.
+    /// - Throws: as the synchronous form, and ``CrossProcessPortError/systemCallFailed(_:errno:)``
+    ///   (`"pthread_create"`, nothing sent) when the system will not make the thread.
     ///
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
@@ -85,21 +86,32 @@ extension MessagePort {
         }
     }
 
-    /// Runs `request` (a blocking request) on a thread of its own and awaits its reply, so that no
-    /// cooperative-pool thread blocks. The outcome is handed over under a lock before the
-    /// continuation resumes: the task may find the continuation resumed before it suspended, and
-    /// the runtime's hand-off on that path is invisible to ThreadSanitizer, which would report
-    /// the reply's fields, written on the request's thread, as racing with the task's reads.
+    /// Runs `request` (a blocking request) on a thread of its own (`pthread_create`, detached) and
+    /// awaits its reply, so that no cooperative-pool thread blocks. A thread the system will not
+    /// create fails the call with ``CrossProcessPortError/systemCallFailed(_:errno:)``
+    /// (`"pthread_create"`) before anything is sent; the task is never left waiting for a thread
+    /// that did not start.
+    ///
+    /// The outcome is handed over under a lock before the continuation resumes: the task may find
+    /// the continuation resumed before it suspended, and the runtime's hand-off on that path is
+    /// invisible to ThreadSanitizer, which would report the reply's fields, written on the
+    /// request's thread, as racing with the task's reads.
     private func onThreadOfItsOwn(_ request: @escaping @Sendable () throws(CrossProcessPortError) -> MessagePort.Message)
         async throws(CrossProcessPortError) -> MessagePort.Message {
         let handoff = RequestOutcome()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                let outcome: Result<MessagePort.Message, CrossProcessPortError>
-                do throws(CrossProcessPortError) { outcome = .success(try request()) } catch { outcome = .failure(error) }
-                handoff.outcome.withLock { $0 = outcome }
+            do throws(PortRunLoopError) {
+                System.detach(try System.spawnThread {
+                    let outcome: Result<MessagePort.Message, CrossProcessPortError>
+                    do throws(CrossProcessPortError) { outcome = .success(try request()) } catch { outcome = .failure(error) }
+                    handoff.outcome.withLock { $0 = outcome }
+                    continuation.resume()
+                })
+            } catch {
+                let code: Int32 = if case .threadCreationFailed(let code) = error { code } else { EAGAIN }
+                handoff.outcome.withLock { $0 = .failure(.systemCallFailed("pthread_create", errno: code)) }
                 continuation.resume()
-            }.start()
+            }
         }
         return try handoff.outcome.withLock { $0 }!.get()
     }
