@@ -1,5 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
 import Testing
 import PortRunLoopTestSupport
 
@@ -58,6 +61,28 @@ import PortRunLoopTestSupport
         #expect(requester.waitForExit() == 0)
         #expect(port.waitForRunningHandlers(timeout: .seconds(10))) // the handler sent the reply before it recorded it
         #expect(answered.values == [true, false])
+    }
+
+    @Test func aReplyThatWasNotSentMayBeSentAgain() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // The publisher's loop thread cannot send a frame of the first reply's length: the socket
+        // seems full (EAGAIN), and that reply's date has passed.
+        let refusedReply = [Data(count: 777)], reply = [Data(count: 778)]
+        let refusal = SyscallRefusal.send(length: UInt32(CrossProcessFrame.encodedSize(of: refusedReply)), errno: EAGAIN)
+        let answered = Recorder<Bool>()
+        let publisher = try TestPublisher(directory, name: "retried", refusal: refusal) { message in
+            answered.append(message.reply(msgid: 1, components: refusedReply, before: Date()))
+            answered.append(message.reply(msgid: 2, components: reply, before: Date(timeIntervalSinceNow: 5)))
+            answered.append(message.reply(msgid: 3, before: Date(timeIntervalSinceNow: 5)))
+        }
+        defer { publisher.stop() }
+        let remote = try directory.registry.remotePort(named: "retried")
+        let received = try remote.sendRequest(msgid: 9, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+        #expect(received.msgid == 2)
+        #expect(received.components == reply)
+        #expect(publisher.port.waitForRunningHandlers(timeout: .seconds(10))) // it records after replying
+        #expect(answered.values == [false, true, false])
     }
 
     @Test func noReplyEndsWithAReceiveTimeout() throws {

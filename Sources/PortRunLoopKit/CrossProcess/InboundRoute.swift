@@ -14,7 +14,8 @@ import Synchronization
 /// process), and `madePort` is guarded by its `Mutex`.
 final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     enum Route {
-        /// The answer to the request with this id: one send only.
+        /// The answer to the request with this id: one send only (one that went out; a send that
+        /// returned false may be made again).
         case reply(UInt64)
         /// Messages to the sender's reply port with this route id.
         case routed(UInt64)
@@ -61,8 +62,15 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
         let frame: CrossProcessFrame
         switch route {
         case .reply(let id):
+            // Claimed while it is sent, so that two replies made at once never both go out; given
+            // back when this one did not (the socket stayed full until its date, or the send
+            // failed: a seqpacket frame goes out whole or not at all), so the handler may answer
+            // again.
             guard !answered.exchange(true, ordering: .acquiringAndReleasing) else { return false }
             frame = CrossProcessFrame(kind: .reply, msgid: msgid, firstID: id, components: components, descriptorCount: count)
+            let sent = connection.sendFrame(frame, size: size, descriptors: descriptors, before: deadline)
+            if !sent { answered.store(false, ordering: .releasing) }
+            return sent
         case .routed(let id):
             frame = CrossProcessFrame(kind: .routed, msgid: msgid, firstID: id, components: components, descriptorCount: count)
         }

@@ -142,7 +142,9 @@ extension MessagePort {
 extension MessagePort.Message {
     /// Answers this message on its ``replyPort``: the reply to a request from another process
     /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``; one reply per
-    /// request), a message to the reply port another process named, or a send to a local reply port.
+    /// request: once one went out, later ones return false, while one that returned false may be
+    /// sent again), a message to the reply port another process named, or a send to a local reply
+    /// port.
     ///
     /// - Parameters:
     ///   - msgid: an identifier for the receiver.
@@ -151,7 +153,8 @@ extension MessagePort.Message {
     ///     the process to answer). There is deliberately no default: a handler that waits runs on
     ///     its loop's thread, and a peer that does not read could otherwise hold that loop.
     /// - Returns: false when there is no reply port, it is invalid (its process or connection is
-    ///   gone, or the request was already answered), or it stayed full until `date`.
+    ///   gone, or the request was already answered), or it stayed full until `date` (a reply to a
+    ///   request may then be sent again).
     ///
     /// Thread-safety: any thread.
     @discardableResult
