@@ -85,6 +85,29 @@ static inline int syscall_refusal_any_epoll_add(int error) {
     return syscall_refusal_install(__NR_epoll_ctl, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, error);
 }
 
+/// From now on, on the calling thread, `epoll_ctl(_, EPOLL_CTL_ADD, fd, _)` fails with `error`
+/// for this one fd, in every epoll instance (a loop's own and the library's probe); other fds and
+/// operations run. 0, or -1 with errno set.
+static inline int syscall_refusal_epoll_add_of(int fd, int error) {
+    return syscall_refusal_install(__NR_epoll_ctl, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 2, (uint32_t)fd, error);
+}
+
+/// From now on, on the calling thread, `accept4` and `accept` on the listening socket `fd` fail
+/// with `error` (two filters); other fds run. 0, or -1 with errno set.
+static inline int syscall_refusal_accept(int fd, int error) {
+    if (syscall_refusal_install(__NR_accept4, 0, (uint32_t)fd, 0, (uint32_t)fd, error) != 0) return -1;
+    return syscall_refusal_install(__NR_accept, 0, (uint32_t)fd, 0, (uint32_t)fd, error);
+}
+
+/// From now on, on the calling thread, every receive on the socket `fd` fails with `error`:
+/// `recv`/`recvfrom` (`recv` is the `recvfrom` system call), `recvmsg` and `recvmmsg` (three
+/// filters); other fds run. 0, or -1 with errno set.
+static inline int syscall_refusal_receive(int fd, int error) {
+    if (syscall_refusal_install(__NR_recvfrom, 0, (uint32_t)fd, 0, (uint32_t)fd, error) != 0) return -1;
+    if (syscall_refusal_install(__NR_recvmsg, 0, (uint32_t)fd, 0, (uint32_t)fd, error) != 0) return -1;
+    return syscall_refusal_install(__NR_recvmmsg, 0, (uint32_t)fd, 0, (uint32_t)fd, error);
+}
+
 /// From now on, on the calling thread, `send`/`sendto` of exactly `length` bytes fails with
 /// `error` (`send` is the `sendto` system call); other lengths, and `sendmsg`, run.
 static inline int syscall_refusal_send_of_length(unsigned int length, int error) {

@@ -278,3 +278,48 @@ func readsEndOfFile(_ fd: Int32, within seconds: Int = 10) -> Bool {
     var byte: UInt8 = 0
     return recv(fd, &byte, 1, 0) == 0
 }
+
+/// Which end of a Unix socket at a published name's path ``socketDescriptors(at:_:)`` looks for.
+enum SocketEnd {
+    /// The listening socket bound to the path.
+    case listener
+    /// A connection the listener accepted (bound to the path too, and not listening).
+    case accepted
+    /// A client's end, connected to the path.
+    case client
+}
+
+/// This process's descriptors (by `/proc/self/fd`) that are the `end` of a Unix socket at `path`:
+/// what a test learns before it makes the kernel refuse calls on one of them.
+func socketDescriptors(at path: String, _ end: SocketEnd) -> [Int32] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return names.compactMap { Int32($0) }.sorted().filter { fd in
+        switch end {
+        case .listener: unixSocketPath(of: fd, peer: false) == path && isListening(fd) == true
+        case .accepted: unixSocketPath(of: fd, peer: false) == path && isListening(fd) == false
+        case .client: unixSocketPath(of: fd, peer: true) == path
+        }
+    }
+}
+
+/// The path a Unix socket is bound to (`getsockname`) or connected to (`getpeername`, `peer`);
+/// nil for another kind of fd or an unnamed socket.
+private func unixSocketPath(of fd: Int32, peer: Bool) -> String? {
+    var address = sockaddr_un()
+    var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+    let rc = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length) }
+    }
+    let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
+    guard rc == 0, address.sun_family == sa_family_t(AF_UNIX), Int(length) > pathOffset else { return nil }
+    let bytes = withUnsafeBytes(of: address.sun_path) { Array($0.prefix(Int(length) - pathOffset).prefix { $0 != 0 }) }
+    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+}
+
+/// Whether a socket listens (`SO_ACCEPTCONN`); nil when that cannot be read.
+private func isListening(_ fd: Int32) -> Bool? {
+    var value: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) == 0 else { return nil }
+    return value != 0
+}

@@ -19,6 +19,13 @@ public enum SyscallRefusal: Sendable {
     case anyEpollAdd(errno: Int32)
     /// `send`/`sendto` of exactly `length` bytes.
     case send(length: UInt32, errno: Int32)
+    /// `epoll_ctl(_, EPOLL_CTL_ADD, fileDescriptor, _)`: this one fd, in every epoll instance (the
+    /// library's check that epoll takes an fd included).
+    case epollAddOf(fileDescriptor: Int32, errno: Int32)
+    /// `accept4` and `accept` on this one listening socket.
+    case accept(listener: Int32, errno: Int32)
+    /// Every receive (`recv`/`recvfrom`, `recvmsg`, `recvmmsg`) on this one socket.
+    case receive(fileDescriptor: Int32, errno: Int32)
     /// Every `poll`.
     case poll(errno: Int32)
     /// Every `clone3`: `pthread_create` fails with the errno.
@@ -38,6 +45,9 @@ public enum SyscallRefusal: Sendable {
         case .epollAdd(let epoll, let code): syscall_refusal_epoll_add(epoll, code)
         case .anyEpollAdd(let code): syscall_refusal_any_epoll_add(code)
         case .send(let length, let code): syscall_refusal_send_of_length(length, code)
+        case .epollAddOf(let fd, let code): syscall_refusal_epoll_add_of(fd, code)
+        case .accept(let listener, let code): syscall_refusal_accept(listener, code)
+        case .receive(let fd, let code): syscall_refusal_receive(fd, code)
         case .poll(let code): syscall_refusal_poll(code)
         case .threadCreation(let code): syscall_refusal_thread_creation(code)
         case .timerfdCreate(let code): syscall_refusal_timerfd_create(code)
