@@ -485,7 +485,7 @@ def echo_table(run, label):
     return lines if len(lines) > 4 else []
 
 
-CROSS_PROCESS_PEERS = ["Raw", "NIO", "DBus", "Ours"]
+CROSS_PROCESS_PEERS = ["Raw", "NIO", "DBus", "Ours", "OursAsync"]
 
 
 def cross_process_table(run, label):

@@ -12,4 +12,5 @@ func registerCrossProcessScenarios() {
     Scenarios.crossProcess(.nio)
     Scenarios.crossProcess(.dbus)
     Scenarios.crossProcess(.ours)
+    Scenarios.crossProcess(.oursAsync, roundTripOnly: true)
 }

@@ -17,8 +17,10 @@ extension Scenarios {
     /// (`CrossProcessBenchPeer serve`), and as clients the benchmark's own thread (round trips, one
     /// sender) or four sender processes (`CrossProcessBenchPeer send`), 25,000 messages each.
     ///
+    /// `roundTripOnly`: only `CrossProcess.RoundTrip.<T>` (a transport whose bursts are another's).
+    ///
     /// Thread-safety: call from the benchmark registration closure only.
-    public static func crossProcess(_ transport: CrossProcessTransport) {
+    public static func crossProcess(_ transport: CrossProcessTransport, roundTripOnly: Bool = false) {
         let metrics: [BenchmarkMetric] = [.wallClock, .throughput, .mallocCountTotal, BenchMetrics.contextSwitches,
                                           BenchMetrics.operations]
         let roundTrip = FixtureBox<CrossProcessFixture>()
@@ -30,7 +32,7 @@ extension Scenarios {
             setup: { roundTrip.fixture = try CrossProcessFixture(transport, senders: 0) },
             teardown: { roundTrip.fixture?.shutDown(); roundTrip.fixture = nil }
         )
-        for senders in [1, 4] {
+        for senders in [1, 4] where !roundTripOnly {
             let box = FixtureBox<CrossProcessFixture>()
             Benchmark(
                 "CrossProcess.Throughput\(senders)P.\(transport.name)",

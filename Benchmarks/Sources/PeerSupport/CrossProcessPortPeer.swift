@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PortRunLoopKit
 
 /// PortRunLoop's cross-process ports as a transport of the cross-process scenarios: the server
@@ -73,9 +74,72 @@ public final class CrossProcessPortClient: CrossProcessClient, @unchecked Sendab
     public func close() { remote.invalidate() }
 }
 
+/// The client half with the `async` form of `sendRequest`: the round trips run in a task (no
+/// thread blocked while a reply is on its way) that the driving thread waits for once per sample;
+/// bursts are plain sends, as ``CrossProcessPortClient``'s.
+///
+/// Thread-safety: one driving thread (see ``CrossProcessClient``).
+public final class CrossProcessPortAsyncClient: CrossProcessClient, @unchecked Sendable {
+    private let remote: MessagePort
+    private let blocking: CrossProcessPortClient
+
+    /// Looks `name` up.
+    ///
+    /// Thread-safety: any thread.
+    public init(name: String) throws {
+        blocking = try CrossProcessPortClient(name: name)
+        remote = try MessagePortNameRegistry.default.remotePort(named: name)
+    }
+
+    /// Thread-safety: the driving thread.
+    public func roundTrips(_ count: Int, size: Int, latencies: UnsafeMutablePointer<Int64>?) throws {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Outcome()
+        nonisolated(unsafe) let latencies = latencies // written by the task only, read after `done`
+        let remote = self.remote
+        Task.detached {
+            let payload = [Data(repeating: 0x78, count: size)]
+            do throws(CrossProcessPortError) {
+                for i in 0..<count {
+                    let start = ProcessCounters.nanoseconds()
+                    let reply = try await remote.sendRequest(msgid: CrossProcessPortPeer.echo, components: payload,
+                                                             sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
+                    latencies?[i] = Int64(ProcessCounters.nanoseconds() - start)
+                    _ = reply
+                }
+            } catch {
+                outcome.error.withLock { $0 = error }
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error.withLock({ $0 }) { throw error }
+    }
+
+    /// Thread-safety: the driving thread.
+    public func burst(_ count: Int, size: Int) throws { try blocking.burst(count, size: size) }
+
+    /// Thread-safety: the driving thread, once.
+    public func close() {
+        remote.invalidate()
+        blocking.close()
+    }
+
+    /// The task's error, handed to the driving thread.
+    private final class Outcome: Sendable {
+        let error = Mutex<CrossProcessPortError?>(nil)
+    }
+}
+
 extension CrossProcessTransport {
     /// PortRunLoop's cross-process ports: a published `MessagePort` and a remote port.
     ///
     /// Thread-safety: a constant.
     public static let ours = CrossProcessTransport(name: "Ours", peerArgument: "ours") { try CrossProcessPortClient(name: $0) }
+    /// The same, with the `async` form of `sendRequest` for round trips.
+    ///
+    /// Thread-safety: a constant.
+    public static let oursAsync = CrossProcessTransport(name: "OursAsync", peerArgument: "ours") {
+        try CrossProcessPortAsyncClient(name: $0)
+    }
 }

@@ -36,4 +36,12 @@ struct AnswerTiming {
         let longer = max(peerAnswer, lastSent)
         return longer == CrossProcessFrame.noAnswer ? .infinity : Double(longer) / 1e6
     }
+
+    /// A frame read earlier on another thread reached the code that answers it at `now` (an async
+    /// request's task, resumed after the reader thread read its reply): this side's answer time
+    /// counts from here, not from the read, so the hop between the threads is not taken for a
+    /// slow answer.
+    mutating func delivered(at now: Double) {
+        lastReadAt = max(lastReadAt, now)
+    }
 }

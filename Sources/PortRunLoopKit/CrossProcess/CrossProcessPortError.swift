@@ -23,6 +23,9 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
     case sendTimedOut
     /// The request was sent but no reply came before its receive timeout.
     case receiveTimedOut
+    /// The task awaiting an async request was cancelled before the reply came (a reply that comes
+    /// later is dropped).
+    case cancelled
     /// The port was invalidated (on this side or the other) before or while the call ran.
     case invalidPort
     /// The process at the other end closed the connection or died while the call waited.
@@ -46,6 +49,7 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
         case .tooManyFileDescriptors(let count, let limit): "message with \(count) file descriptors exceeds the maximum of \(limit)"
         case .sendTimedOut: "the request could not be sent before the send timeout"
         case .receiveTimedOut: "no reply came before the receive timeout"
+        case .cancelled: "the task awaiting the reply was cancelled"
         case .invalidPort: "the port is invalid"
         case .peerDied: "the peer closed the connection or died"
         case .notARemotePort: "the call needs a remote port"

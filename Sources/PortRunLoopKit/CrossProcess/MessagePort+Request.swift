@@ -65,9 +65,14 @@ extension MessagePort {
         return MessagePort.Message(msgid: reply.msgid, payload: payload, receivePort: self)
     }
 
-    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers: the
-    /// wait runs on a thread of its own, so no cooperative-pool thread blocks. Cancellation does
-    /// not end the wait early (the timeouts bound it).
+    /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers, with
+    /// no thread blocked while the reply is on its way. The request is sent from the calling task
+    /// when a credit and room in the socket allow it at once; the library's reader thread (one per
+    /// process, started by the first async request) reads the connection, and the reply resumes
+    /// the task. When the receiver's queue is full (no credit) and `sendTimeout` allows waiting,
+    /// the request waits for its credit on a thread of its own instead, as the blocking form does.
+    /// Cancelling the task ends a wait for the reply at once with ``CrossProcessPortError/cancelled``;
+    /// a wait for a credit is bounded by `sendTimeout`.
     ///
     /// - Parameters:
     ///   - msgid: an identifier for the receiver.
@@ -75,14 +80,31 @@ extension MessagePort {
     ///   - sendTimeout: how long to wait for a credit or room in the socket.
     ///   - receiveTimeout: how long to wait for the reply once sent.
     /// - Returns: the reply.
-    /// - Throws: as the synchronous form, and ``CrossProcessPortError/systemCallFailed(_:errno:)``
-    ///   (`"pthread_create"`, nothing sent) when the system will not make the thread.
+    /// - Throws: as the synchronous form; ``CrossProcessPortError/cancelled``; and
+    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)`` (`"pthread_create"`, nothing sent)
+    ///   when the system will not make a thread the call needs.
     ///
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
                             receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
-        try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
-            try sendRequest(msgid: msgid, components: components, sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
+        try await asyncRequest(msgid: msgid, components: components, descriptors: [], sendTimeout: sendTimeout,
+                               receiveTimeout: receiveTimeout)
+    }
+
+    /// The async request: awaited through the reader thread when it can be sent at once, else the
+    /// blocking request on a thread of its own.
+    private func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Duration,
+                              receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
+        guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
+        guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
+        if let reply = try await connection.asyncRequest(msgid: msgid, components: components, descriptors: descriptors,
+                                                          sendTimeout: max(0, sendTimeout.seconds),
+                                                          receiveTimeout: max(0, receiveTimeout.seconds)) {
+            return replyMessage(reply)
+        }
+        return try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
+            try sendRequest(msgid: msgid, components: components, fileDescriptors: descriptors,
+                            sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
         }
     }
 
@@ -127,15 +149,13 @@ private final class RequestOutcome: Sendable {
 
 extension MessagePort {
     /// The `sendRequest(msgid:components:fileDescriptors:sendTimeout:receiveTimeout:)` above, for async
-    /// callers: the wait runs on a thread of its own, as the async form without descriptors.
+    /// callers: awaited as the async form without descriptors is.
     ///
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], fileDescriptors: [Int32], sendTimeout: Duration,
                             receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
-        try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
-            try sendRequest(msgid: msgid, components: components, fileDescriptors: fileDescriptors,
-                            sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
-        }
+        try await asyncRequest(msgid: msgid, components: components, descriptors: fileDescriptors,
+                               sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
     }
 }
 

@@ -11,7 +11,8 @@ import Logging
 /// replies, routed messages) and wakes the others. A loop given at lookup also reads, whenever
 /// the socket is readable, so messages to reply ports arrive without a send; when it read frames
 /// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
-/// thread would otherwise wait in `poll` for data the loop already took.
+/// thread would otherwise wait in `poll` for data the loop already took. Once an async request was
+/// made on the connection, the ``RequestReaderThread``'s loop reads it too, the same way.
 ///
 /// The end of the connection (either side's invalidation, the publisher's death, a protocol
 /// violation) is recorded with the lock held (``markEnded(_:reason:)``) and reported to the remote
@@ -70,6 +71,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
     /// cancelled when the connection closes (``closeIfEnded()``).
     @exclusivity(unchecked) private var keptReader: ReplyReader?
+    /// The ``RequestReaderThread``'s source reading the socket for async requests; cancelled when
+    /// the connection closes (``closeIfEnded()``).
+    @exclusivity(unchecked) private var asyncReader: FileDescriptorSource?
+    /// Set while ``asyncReader`` is made or exists: a second async request does not make another.
+    @exclusivity(unchecked) private var asyncReading = false
+    /// When the reader thread's timer for async requests' receive deadlines fires (monotonic
+    /// seconds), nil when none is armed (``armAsyncTimer(for:)``).
+    @exclusivity(unchecked) private var asyncTimerDue: Double?
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
     @exclusivity(unchecked) private(set) var dropped = 0
@@ -97,6 +106,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
+        asyncReader?.cancel()
         keptReader?.stop()
         if fd >= 0 { System.closeDescriptor(fd) }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
@@ -429,6 +439,169 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
+    // MARK: Async requests
+
+    /// An async request (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-1ibw5``):
+    /// sent from the calling task when it can go at once (a credit, and room in the socket), then
+    /// awaited with no thread blocked. The ``RequestReaderThread`` reads the socket: the reply
+    /// completes the wait and resumes the task (``ReplyWait/finish()``), and its timer completes
+    /// the wait at the receive deadline. Cancelling the task completes the wait too.
+    ///
+    /// Returns nil, having sent nothing, when the request could not go at once and `sendTimeout`
+    /// allows waiting: the caller then makes the blocking request on a thread of its own, which
+    /// waits for the credit (one comes back only as the publisher's loop takes messages).
+    func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Double,
+                      receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply? {
+        try startAsyncReading()
+        let wait = ReplyWait()
+        let id = condition.withLock { _ -> UInt64 in
+            defer { nextRequestID += 1 }
+            requests.insert(wait, id: nextRequestID)
+            return nextRequestID
+        }
+        let start = System.monotonicSeconds()
+        let sentAt: Double
+        switch send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
+                    descriptors: descriptors, before: start, now: start) {
+        case .success(let time): sentAt = time
+        case .failure(let error):
+            condition.withLock { _ in requests.remove(id) }
+            if error == .sendTimedOut, sendTimeout > 0 { return nil }
+            throw error
+        }
+        let deadline = sentAt + receiveTimeout
+        // While replies have been coming within microseconds, the task reads the socket for this
+        // one first, for at most 20 µs, yielding (as a thread waiting without a loop does,
+        // ``WaitSpin``): a reply caught so costs no wake-up of the reader thread and of a thread
+        // to resume the task on. Otherwise, or when the spin finds nothing, the task suspends.
+        let spin = WaitSpin.current
+        let caught = spin.spin(from: System.monotonicSeconds(), until: deadline) {
+            locked {
+                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
+                return wait.isComplete
+            }
+        }
+        if !caught { await awaitReply(wait, until: deadline) }
+        return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
+            requests.remove(id)
+            if let reply = wait.reply { return reply }
+            if wait.cancelled { throw .cancelled }
+            if let ended { throw ended }
+            throw .receiveTimedOut
+        }
+    }
+
+    /// Suspends the task until `wait` completes: by its reply (read by the reader thread), the
+    /// connection's end, its `deadline` (the reader thread's timer) or the task's cancellation.
+    /// Then tells the spin of the thread it resumed on how soon the reply came.
+    private func awaitReply(_ wait: ReplyWait, until deadline: Double) async {
+        let suspendedAt = System.monotonicSeconds()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                // Under the mutex: whoever completes the wait resumes the task if it is already
+                // attached, and a wait completed before it is resumed here.
+                let armAt = locked { () -> Double? in
+                    guard !wait.isComplete else {
+                        continuation.resume()
+                        return nil
+                    }
+                    wait.deadline = deadline
+                    wait.continuation = continuation
+                    guard deadline < (asyncTimerDue ?? .infinity) else { return nil }
+                    asyncTimerDue = deadline
+                    return deadline
+                }
+                if let armAt { armAsyncTimer(for: armAt) }
+            }
+        } onCancel: {
+            locked {
+                guard !wait.isComplete else { return }
+                wait.cancelled = true
+                wait.finish()
+            }
+        }
+        // The sooner of the wait and the exchange's answer times: the wait counts two wake-ups
+        // (the reader thread's, and the thread's the task resumed on).
+        let now = System.monotonicSeconds()
+        let answerGap = locked { () -> Double in
+            answers.delivered(at: now)
+            return wait.reply == nil ? .infinity : wait.answerGap
+        }
+        WaitSpin.current.record(answeredAfter: answerGap == .infinity ? .infinity : min(now - suspendedAt, answerGap))
+    }
+
+    /// Makes the ``RequestReaderThread``'s read source for this connection, once (also the
+    /// eventfd through which a reading loop wakes a thread polling the socket, as
+    /// ``startReading(on:)`` does). A refusal is this call's error; the next async request tries
+    /// again.
+    private func startAsyncReading() throws(CrossProcessPortError) {
+        if condition.withLock({ _ in asyncReading }) { return }
+        let loop = try RequestReaderThread.loop()
+        let wake: Int32
+        do throws(PortRunLoopError) { wake = try System.makeEventfd() } catch { throw .loopRefusedSocket(error) }
+        let (fd, keptWake) = condition.withLock { _ -> (Int32, Bool) in
+            if wakeFD < 0 { wakeFD = wake } // kept until deinit (a poller may hold its number)
+            guard !asyncReading, self.fd >= 0 else { return (-1, wakeFD == wake) }
+            asyncReading = true // claimed: another request does not make a second source
+            polling += 1 // not closed under the source being made
+            return (self.fd, wakeFD == wake)
+        }
+        if !keptWake { System.closeDescriptor(wake) }
+        guard fd >= 0 else { return } // a closed connection: the send finds its end
+        let made: Result<FileDescriptorSource, PortRunLoopError>
+        do {
+            let reference = WeakConnection(self)
+            made = .success(try loop.watch(fileDescriptor: fd, inModes: [.default], onFailure: { [reference] in
+                reference.connection?.socketRefused($0)
+            }, reading: { [reference] in
+                reference.connection?.readOnLoop(stoppingAt: nil) ?? false
+            }))
+        } catch {
+            made = .failure(error)
+        }
+        locked {
+            polling -= 1
+            switch made {
+            case .success(let source): asyncReader = source
+            case .failure: asyncReading = false
+            }
+            closeIfEnded() // cancels the source first if the connection ended meanwhile
+        }
+        if case .failure(let error) = made { throw .loopRefusedSocket(error) }
+    }
+
+    /// Arms a timer of the ``RequestReaderThread`` for `due` (monotonic seconds): it completes the
+    /// async requests whose receive deadline has passed, and arms the next for the earliest of
+    /// the others. One timer serves every waiting request: a request due no earlier than the
+    /// armed one arms none (a reply that comes leaves it armed), so an exchange of requests with
+    /// one receive timeout arms one per timeout, not one per request.
+    private func armAsyncTimer(for due: Double) {
+        guard let loop = try? RequestReaderThread.loop() else { return } // made before any request was sent
+        let reference = WeakConnection(self)
+        let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: due - System.monotonicSeconds())) { [reference] _ in
+            reference.connection?.asyncDeadlinesPassed()
+        }
+        loop.add(timer, forMode: .default)
+    }
+
+    /// The reader thread: completes the async requests past their receive deadline and arms the
+    /// timer for the earliest of the others.
+    private func asyncDeadlinesPassed() {
+        let next = locked { () -> Double? in
+            asyncTimerDue = nil
+            let now = System.monotonicSeconds()
+            var next = Double.infinity
+            requests.forEach { wait in
+                guard wait.isAsync, !wait.isComplete else { return }
+                if wait.deadline <= now { wait.finish() } else { next = min(next, wait.deadline) }
+            }
+            guard next < .infinity else { return nil }
+            asyncTimerDue = next
+            return next
+        }
+        if let next { armAsyncTimer(for: next) }
+    }
+
     // MARK: Sending
 
     /// Sends a message frame with these fields (and, for a reply port, its route), spending a
@@ -629,7 +802,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         case .reply:
             if let wait = requests[id: frame.firstID], wait.reply == nil {
                 wait.reply = ReplyWait.Reply(msgid: frame.msgid, components: frame.components, descriptors: descriptors)
-                wait.complete()
+                wait.answerGap = lastAnswerGap
+                wait.finish()
             } else {
                 dropped += 1 // its request gave up (receive timeout)
             }
@@ -693,7 +867,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if endObserver != nil { endToReport = reason }
         if fd >= 0 { System.shutdown(fd) }
         closeIfEnded()
-        requests.forEach { $0.complete() }
+        requests.forEach { $0.finish() }
         condition.broadcast()
     }
 
@@ -703,6 +877,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
+        asyncReader?.cancel()
+        asyncReader = nil
         keptReader?.stop()
         keptReader = nil
         System.closeDescriptor(fd)

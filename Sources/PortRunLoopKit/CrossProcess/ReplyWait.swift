@@ -4,11 +4,17 @@ import Foundation
 /// (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi``): a
 /// ``BlockingCall`` that the connection completes when it reads the reply or finds the connection
 /// ended, on whichever thread reads the frames (the caller's own loop, through the request's
-/// fd source in its private mode; the `readingOn:` loop; or the caller polling the socket). At the receive
-/// deadline the wait completes it itself: the caller then finds no reply (a timeout).
+/// fd source in its private mode; the `readingOn:` loop; the ``RequestReaderThread``; or the
+/// caller polling the socket). At the receive deadline the wait completes it itself: the caller
+/// then finds no reply (a timeout).
 ///
-/// Thread-safety: `@unchecked Sendable`; `reply` is guarded by the connection's mutex (written
-/// there before ``BlockingCall/complete()``, read there after); the rest is ``BlockingCall``'s.
+/// An async request's wait (``isAsync``) has no waiting thread: the connection resumes its task
+/// (``continuation``) when it completes the wait, and the reader thread's timer completes it at
+/// its ``deadline``.
+///
+/// Thread-safety: `@unchecked Sendable`; `reply`, `answerGap`, `continuation`, `cancelled` and `deadline` are
+/// guarded by the connection's mutex (written there before ``BlockingCall/complete()``, read there
+/// after); `isAsync` is immutable; the rest is ``BlockingCall``'s.
 final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// What a reply carries.
     struct Reply {
@@ -20,6 +26,39 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// The reply, once read. `@exclusivity(unchecked)`: the connection's mutex makes every access
     /// exclusive (a run-time check is ~80 instructions per access).
     @exclusivity(unchecked) var reply: Reply?
+    /// How soon the exchange turned around with both sides awake, by the reply's answer times
+    /// (``AnswerTiming``); infinity until the reply is read.
+    @exclusivity(unchecked) var answerGap = Double.infinity
+    /// An async request's task, once it waits; resumed (and cleared) by ``finish()``.
+    @exclusivity(unchecked) var continuation: CheckedContinuation<Void, Never>?
+    /// An async request whose task was cancelled before its reply came.
+    @exclusivity(unchecked) var cancelled = false
+    /// An async request's receive deadline (monotonic seconds), set once its frame went out;
+    /// `.infinity` until then, and for a blocking request, whose waiter keeps its own.
+    @exclusivity(unchecked) var deadline = Double.infinity
+    /// Made for an async request: no thread waits for it.
+    let isAsync: Bool
+
+    /// A blocking request's wait, on `waiter`'s loop if it has one.
+    override init(waiter: PortRunLoop?) {
+        isAsync = false
+        super.init(waiter: waiter)
+    }
+
+    /// An async request's wait.
+    init() {
+        isAsync = true
+        super.init(waiter: nil)
+    }
+
+    /// With the connection's mutex held: completes the wait and resumes its task if one waits.
+    func finish() {
+        complete()
+        if let continuation {
+            self.continuation = nil
+            continuation.resume()
+        }
+    }
 
     /// Nothing has started that must be waited for: the wait ends (with no reply: a timeout).
     override func deadlinePassed() { complete() }

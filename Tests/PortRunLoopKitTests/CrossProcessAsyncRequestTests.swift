@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import PortRunLoopKit
+import Testing
+import PortRunLoopTestSupport
+
+/// The async forms of `sendRequest`: sent from the task when a credit allows, awaited with no
+/// thread blocked (the library's reader thread reads the reply and times the request out),
+/// cancellable while the reply is awaited; without a credit, the request waits for one on a
+/// thread of its own, and a thread the system will not make is a typed error, never a hang (X8).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessAsyncRequestTests {
+    /// A publishing probe process answering every request with `msgid + 1000` (or, `silent`, none).
+    private func publisher(_ directory: NameDirectory, _ name: String, _ arguments: [String] = ["5", "reply"]) throws
+        -> CrossProcessProbeProcess {
+        let process = try CrossProcessProbeProcess(["publish", directory.path, name] + arguments)
+        #expect(process.waitForLine(startingWith: "READY") != nil)
+        return process
+    }
+
+    @Test func concurrentRequestsEachGetTheirOwnReply() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "many")
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "many")
+        // Four at a time (the queue limit is 5: each may go at once), 200 in all.
+        for round in 0..<50 {
+            try await withThrowingTaskGroup(of: (UInt32, UInt32, [Data]).self) { group in
+                for lane in 0..<4 {
+                    let msgid = UInt32(round * 4 + lane)
+                    group.addTask {
+                        let reply = try await remote.sendRequest(msgid: msgid, components: [Data("\(msgid)".utf8)],
+                                                                 sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+                        return (msgid, reply.msgid, reply.components)
+                    }
+                }
+                for try await (msgid, replied, components) in group {
+                    #expect(replied == msgid + 1000)
+                    #expect(components == [Data("\(msgid)".utf8)])
+                }
+            }
+        }
+    }
+
+    @Test func aRequestThatCanGoAtOnceMakesNoThread() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "threadless")
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "threadless")
+        _ = try await remote.sendRequest(msgid: 0, sendTimeout: .seconds(10), receiveTimeout: .seconds(10)) // the reader thread runs
+        // From now on the requests' task runs on a loop thread that cannot make threads: a
+        // request that needed one would fail.
+        let caller = try RunLoopThread(name: "no-threads-here")
+        defer { caller.stop() }
+        try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
+        let replies = try await Task(executorPreference: caller.loop.taskExecutor) { () async throws -> [UInt32] in
+            var replies: [UInt32] = []
+            for msgid: UInt32 in 1...100 {
+                let reply = try await remote.sendRequest(msgid: msgid, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+                replies.append(reply.msgid)
+            }
+            return replies
+        }.value
+        #expect(replies == Array(1001...1100))
+    }
+
+    @Test func noReplyEndsWithAReceiveTimeoutAndAnEarlierDeadlineIsNotHeldUpByALaterOne() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "silent-async", ["5"])
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "silent-async")
+        let start = ContinuousClock.now
+        async let late = timeOfTimeout(remote, msgid: 1, after: .seconds(3), from: start)
+        #expect(process.waitForLine(startingWith: "MSG 1 ") != nil) // the later deadline is (almost surely) armed first
+        async let early = timeOfTimeout(remote, msgid: 2, after: .milliseconds(200), from: start)
+        let (earlyAt, lateAt) = await (early, late)
+        #expect(earlyAt != nil && earlyAt! >= .milliseconds(200) && earlyAt! < .seconds(2))
+        #expect(lateAt != nil && lateAt! >= .seconds(3) && lateAt! < .seconds(20))
+        #expect(process.waitForLine(startingWith: "MSG 2 ") != nil) // both were delivered, just not answered
+    }
+
+    /// When the request to `remote` ended with a receive timeout, counted from `start`; nil for
+    /// any other outcome.
+    private func timeOfTimeout(_ remote: MessagePort, msgid: UInt32, after timeout: Duration,
+                               from start: ContinuousClock.Instant) async -> Duration? {
+        do throws(CrossProcessPortError) {
+            _ = try await remote.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: timeout)
+            return nil
+        } catch {
+            return error == .receiveTimedOut ? ContinuousClock.now - start : nil
+        }
+    }
+
+    @Test func cancellingTheTaskEndsTheWaitForTheReply() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "cancelled", ["5"])
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "cancelled")
+        let request = Task { () async -> CrossProcessPortError? in
+            do throws(CrossProcessPortError) {
+                _ = try await remote.sendRequest(msgid: 7, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(process.waitForLine(startingWith: "MSG 7 ") != nil) // sent, and awaited
+        let start = ContinuousClock.now
+        request.cancel()
+        #expect(await request.value == .cancelled)
+        #expect(ContinuousClock.now - start < .seconds(30))
+        #expect(remote.isValid) // the port goes on
+    }
+
+    @Test func aPublisherThatWithdrawsOrDiesEndsTheWait() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        for (name, end, expected) in [("withdrawn", "invalidate", CrossProcessPortError.invalidPort), ("killed", "kill", .peerDied)] {
+            let process = try publisher(directory, name, ["5"])
+            defer { process.kill9() }
+            let remote = try directory.registry.remotePort(named: name)
+            let request = Task { () async -> CrossProcessPortError? in
+                do throws(CrossProcessPortError) {
+                    _ = try await remote.sendRequest(msgid: 8, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            #expect(process.waitForLine(startingWith: "MSG 8 ") != nil) // sent, and awaited
+            if end == "kill" { process.send(SIGKILL) } else { process.tell(end) }
+            let outcome = await request.value
+            #expect(outcome == expected, "\(name)")
+            #expect(!remote.isValid)
+        }
+    }
+
+    @Test func withoutACreditItWaitsForOneOrTimesOut() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        // Queue limit 1 and the owner loop held: the first send spends the only credit.
+        let process = try publisher(directory, "no-credit", ["1", "hold", "reply"])
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "no-credit")
+        #expect(remote.send(before: Date(), msgid: 1))
+        await #expect(throws: CrossProcessPortError.sendTimedOut) {
+            _ = try await remote.sendRequest(msgid: 2, sendTimeout: .zero, receiveTimeout: .seconds(5))
+        }
+        await #expect(throws: CrossProcessPortError.sendTimedOut) {
+            _ = try await remote.sendRequest(msgid: 3, sendTimeout: .milliseconds(200), receiveTimeout: .seconds(5))
+        }
+        // A request waiting for its credit gets it once the loop takes the held message.
+        async let reply = remote.sendRequest(msgid: 4, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+        process.tell("go")
+        #expect(try await reply.msgid == 1004)
+    }
+
+    @Test func aRequestWaitingForACreditWithoutAThreadFailsBeforeSending() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "no-thread", ["1", "hold", "reply"])
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "no-thread")
+        #expect(remote.send(before: Date(), msgid: 1)) // the only credit
+        // The request's task runs on a loop thread on which `clone3` is refused from now on.
+        let caller = try RunLoopThread(name: "no-threads-here")
+        defer { caller.stop() }
+        try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
+        let refused = await Task(executorPreference: caller.loop.taskExecutor) { () async -> CrossProcessPortError? in
+            do throws(CrossProcessPortError) {
+                _ = try await remote.sendRequest(msgid: 2, sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
+                return nil
+            } catch {
+                return error
+            }
+        }.value
+        #expect(refused == .systemCallFailed("pthread_create", errno: EAGAIN))
+        // Nothing went out: released, the publisher sees message 1 and then request 3 only.
+        process.tell("go")
+        let reply = try await remote.sendRequest(msgid: 3, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+        #expect(reply.msgid == 1003)
+        #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["1", "3"])
+    }
+}
