@@ -87,12 +87,10 @@ import PortRunLoopTestSupport
     /// any other outcome.
     private func timeOfTimeout(_ remote: MessagePort, msgid: UInt32, after timeout: Duration,
                                from start: ContinuousClock.Instant) async -> Duration? {
-        do throws(CrossProcessPortError) {
+        let error = await thrownError { () async throws(CrossProcessPortError) in
             _ = try await remote.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: timeout)
-            return nil
-        } catch {
-            return error == .receiveTimedOut ? ContinuousClock.now - start : nil
         }
+        return error == .receiveTimedOut ? ContinuousClock.now - start : nil
     }
 
     @Test func cancellingTheTaskEndsTheWaitForTheReply() async throws {
@@ -102,11 +100,8 @@ import PortRunLoopTestSupport
         defer { process.kill9() }
         let remote = try directory.registry.remotePort(named: "cancelled")
         let request = Task { () async -> CrossProcessPortError? in
-            do throws(CrossProcessPortError) {
+            await thrownError { () async throws(CrossProcessPortError) in
                 _ = try await remote.sendRequest(msgid: 7, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
-                return nil
-            } catch {
-                return error
             }
         }
         #expect(process.waitForLine(startingWith: "MSG 7 ") != nil) // sent, and awaited
@@ -125,11 +120,8 @@ import PortRunLoopTestSupport
             defer { process.kill9() }
             let remote = try directory.registry.remotePort(named: name)
             let request = Task { () async -> CrossProcessPortError? in
-                do throws(CrossProcessPortError) {
+                await thrownError { () async throws(CrossProcessPortError) in
                     _ = try await remote.sendRequest(msgid: 8, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
-                    return nil
-                } catch {
-                    return error
                 }
             }
             #expect(process.waitForLine(startingWith: "MSG 8 ") != nil) // sent, and awaited
@@ -172,11 +164,8 @@ import PortRunLoopTestSupport
         defer { caller.stop() }
         try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
         let refused = await Task(executorPreference: caller.loop.taskExecutor) { () async -> CrossProcessPortError? in
-            do throws(CrossProcessPortError) {
+            await thrownError { () async throws(CrossProcessPortError) in
                 _ = try await remote.sendRequest(msgid: 2, sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
-                return nil
-            } catch {
-                return error
             }
         }.value
         #expect(refused == .systemCallFailed("pthread_create", errno: EAGAIN))

@@ -10,3 +10,16 @@ public func thrownError<E: Error>(_ body: () throws(E) -> Void) -> E? {
         return error
     }
 }
+
+/// The error the async `body` throws, or nil when it returns: a typed-throwing call's outcome as a
+/// value (a task's result, an expectation on a specific case).
+///
+/// Thread-safety: runs `body` in the calling task.
+public func thrownError<E: Error>(_ body: () async throws(E) -> Void) async -> E? {
+    do throws(E) {
+        try await body()
+        return nil
+    } catch {
+        return error
+    }
+}

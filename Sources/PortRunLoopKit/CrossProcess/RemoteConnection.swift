@@ -123,12 +123,31 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Watches the socket on `loop` so frames are read as they arrive (and the end is seen at
     /// once). Does nothing when a loop already reads it or the connection is closed.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
+        try startWatching(for: .lookup, on: loop, inModes: [.common])
+    }
+
+    /// The loops that read the socket whenever it is readable: the `readingOn:` loop
+    /// (``readSource``), and the ``RequestReaderThread``'s once an async request was made on the
+    /// connection (``asyncReader``).
+    private enum Reader { case lookup, asyncRequests }
+
+    /// Makes `reader`'s source on `loop`, once (a second caller does nothing), and the eventfd
+    /// through which a reading loop wakes a thread polling the socket. While the source is being
+    /// made the fd counts as polled, so it is not closed under it. A refusal lets the next caller
+    /// try again.
+    private func startWatching(for reader: Reader, on loop: PortRunLoop, inModes modes: [RunLoop.Mode]) throws(PortRunLoopError) {
         let wake = try System.makeEventfd()
-        // While the source is being made the fd counts as polled, so it is not closed under it.
         let (fd, keptWake) = condition.withLock { _ -> (Int32, Bool) in
             if wakeFD < 0 { wakeFD = wake } // kept until deinit (a poller may hold its number)
-            guard readLoop == nil, self.fd >= 0 else { return (-1, wakeFD == wake) }
-            readLoop = loop // claimed: a second caller does nothing
+            guard self.fd >= 0 else { return (-1, wakeFD == wake) }
+            switch reader { // claimed: a second caller does nothing
+            case .lookup:
+                guard readLoop == nil else { return (-1, wakeFD == wake) }
+                readLoop = loop
+            case .asyncRequests:
+                guard !asyncReading else { return (-1, wakeFD == wake) }
+                asyncReading = true
+            }
             polling += 1
             return (self.fd, wakeFD == wake)
         }
@@ -137,7 +156,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
             let reference = WeakConnection(self)
-            made = .success(try loop.watch(fileDescriptor: fd, onFailure: { [reference] in
+            made = .success(try loop.watch(fileDescriptor: fd, inModes: modes, onFailure: { [reference] in
                 reference.connection?.socketRefused($0)
             }, reading: { [reference] in
                 reference.connection?.readOnLoop(stoppingAt: nil) ?? false
@@ -147,9 +166,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         locked {
             polling -= 1
-            switch made {
-            case .success(let source): readSource = source
-            case .failure: readLoop = nil
+            switch (reader, made) {
+            case (.lookup, .success(let source)): readSource = source
+            case (.lookup, .failure): readLoop = nil
+            case (.asyncRequests, .success(let source)): asyncReader = source
+            case (.asyncRequests, .failure): asyncReading = false
             }
             closeIfEnded() // cancels the source first if the connection ended meanwhile
         }
@@ -530,44 +551,17 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         WaitSpin.current.record(answeredAfter: answerGap == .infinity ? .infinity : min(now - suspendedAt, answerGap))
     }
 
-    /// Makes the ``RequestReaderThread``'s read source for this connection, once (also the
-    /// eventfd through which a reading loop wakes a thread polling the socket, as
-    /// ``startReading(on:)`` does). A refusal is this call's error; the next async request tries
-    /// again.
+    /// Makes the ``RequestReaderThread``'s read source for this connection, once
+    /// (``startWatching(for:on:inModes:)``). A refusal is this call's error; the next async
+    /// request tries again.
     private func startAsyncReading() throws(CrossProcessPortError) {
         if condition.withLock({ _ in asyncReading }) { return }
         let loop = try RequestReaderThread.loop()
-        let wake: Int32
-        do throws(PortRunLoopError) { wake = try System.makeEventfd() } catch { throw .loopRefusedSocket(error) }
-        let (fd, keptWake) = condition.withLock { _ -> (Int32, Bool) in
-            if wakeFD < 0 { wakeFD = wake } // kept until deinit (a poller may hold its number)
-            guard !asyncReading, self.fd >= 0 else { return (-1, wakeFD == wake) }
-            asyncReading = true // claimed: another request does not make a second source
-            polling += 1 // not closed under the source being made
-            return (self.fd, wakeFD == wake)
-        }
-        if !keptWake { System.closeDescriptor(wake) }
-        guard fd >= 0 else { return } // a closed connection: the send finds its end
-        let made: Result<FileDescriptorSource, PortRunLoopError>
-        do {
-            let reference = WeakConnection(self)
-            made = .success(try loop.watch(fileDescriptor: fd, inModes: [.default], onFailure: { [reference] in
-                reference.connection?.socketRefused($0)
-            }, reading: { [reference] in
-                reference.connection?.readOnLoop(stoppingAt: nil) ?? false
-            }))
+        do throws(PortRunLoopError) {
+            try startWatching(for: .asyncRequests, on: loop, inModes: [.default])
         } catch {
-            made = .failure(error)
+            throw .loopRefusedSocket(error)
         }
-        locked {
-            polling -= 1
-            switch made {
-            case .success(let source): asyncReader = source
-            case .failure: asyncReading = false
-            }
-            closeIfEnded() // cancels the source first if the connection ended meanwhile
-        }
-        if case .failure(let error) = made { throw .loopRefusedSocket(error) }
     }
 
     /// Arms a timer of the ``RequestReaderThread`` for `due` (monotonic seconds): it completes the
