@@ -271,20 +271,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                  receiveTimeout: Double) throws(CrossProcessPortError) -> ReplyWait.Reply {
         let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
         let wait = ReplyWait(waiter: loop)
-        let id = condition.withLock { _ -> UInt64 in
-            defer { nextRequestID += 1 }
-            requests.insert(wait, id: nextRequestID)
-            return nextRequestID
-        }
-        let start = System.monotonicSeconds()
-        let sentAt: Double
-        switch send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
-                    descriptors: descriptors, before: start + sendTimeout, now: start) {
-        case .success(let time): sentAt = time
-        case .failure(let error):
-            condition.withLock { _ in requests.remove(id) }
-            throw error
-        }
+        let (id, sentAt) = try sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors,
+                                                sendTimeout: sendTimeout).get()
         let receiveDeadline = sentAt + receiveTimeout
         if let loop, let reader = serveReplies(on: loop, for: wait) {
             wait.waitUntilComplete(deadline: receiveDeadline, on: [])
@@ -297,6 +285,26 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             if let reply = wait.reply { return reply }
             if let ended { throw ended }
             throw .receiveTimedOut
+        }
+    }
+
+    /// Registers `wait` under a fresh request id and sends the request's frame, waiting for a
+    /// credit or room in the socket for at most `sendTimeout` (0: only if it can go at once).
+    /// Returns the id and when the frame went out; on failure the wait is forgotten again.
+    private func sendRequestFrame(for wait: ReplyWait, msgid: UInt32, components: [Data], descriptors: [Int32],
+                                  sendTimeout: Double) -> Result<(id: UInt64, sentAt: Double), CrossProcessPortError> {
+        let id = condition.withLock { _ -> UInt64 in
+            defer { nextRequestID += 1 }
+            requests.insert(wait, id: nextRequestID)
+            return nextRequestID
+        }
+        let start = System.monotonicSeconds()
+        switch send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
+                    descriptors: descriptors, before: start + sendTimeout, now: start) {
+        case .success(let sentAt): return .success((id, sentAt))
+        case .failure(let error):
+            condition.withLock { _ in requests.remove(id) }
+            return .failure(error)
         }
     }
 
@@ -475,20 +483,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                       receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply? {
         try startAsyncReading()
         let wait = ReplyWait()
-        let id = condition.withLock { _ -> UInt64 in
-            defer { nextRequestID += 1 }
-            requests.insert(wait, id: nextRequestID)
-            return nextRequestID
-        }
-        let start = System.monotonicSeconds()
-        let sentAt: Double
-        switch send(flags: .request, msgid: msgid, firstID: id, components: components, replyPort: nil,
-                    descriptors: descriptors, before: start, now: start) {
-        case .success(let time): sentAt = time
-        case .failure(let error):
-            condition.withLock { _ in requests.remove(id) }
-            if error == .sendTimedOut, sendTimeout > 0 { return nil }
-            throw error
+        let id: UInt64, sentAt: Double
+        switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
+        case .success(let sent): (id, sentAt) = sent
+        case .failure(.sendTimedOut) where sendTimeout > 0: return nil
+        case .failure(let error): throw error
         }
         let deadline = sentAt + receiveTimeout
         // While replies have been coming within microseconds, the task reads the socket for this
