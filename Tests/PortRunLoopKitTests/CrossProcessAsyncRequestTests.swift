@@ -173,6 +173,7 @@ import PortRunLoopTestSupport
         process.tell("go")
         let reply = try await remote.sendRequest(msgid: 3, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
         #expect(reply.msgid == 1003)
+        #expect(process.waitForLine(startingWith: "MSG 3 ") != nil) // printed before the reply, read here by another thread
         #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["1", "3"])
     }
 }
