@@ -112,10 +112,11 @@ import PortRunLoopTestSupport
         #expect(remote.isValid) // the port goes on
     }
 
-    @Test func aPublisherThatWithdrawsOrDiesEndsTheWait() async throws {
+    @Test func aPublisherThatWithdrawsOrDiesOrAPortInvalidatedHereEndsTheWait() async throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        for (name, end, expected) in [("withdrawn", "invalidate", CrossProcessPortError.invalidPort), ("killed", "kill", .peerDied)] {
+        for (name, end, expected) in [("withdrawn", "invalidate", CrossProcessPortError.invalidPort), ("killed", "kill", .peerDied),
+                                      ("invalidated-here", "local", .invalidPort)] {
             let process = try publisher(directory, name, ["5"])
             defer { process.kill9() }
             let remote = try directory.registry.remotePort(named: name)
@@ -125,7 +126,11 @@ import PortRunLoopTestSupport
                 }
             }
             #expect(process.waitForLine(startingWith: "MSG 8 ") != nil) // sent, and awaited
-            if end == "kill" { process.send(SIGKILL) } else { process.tell(end) }
+            switch end {
+            case "kill": process.send(SIGKILL)
+            case "local": remote.invalidate()
+            default: process.tell(end)
+            }
             let outcome = await request.value
             #expect(outcome == expected, "\(name)")
             #expect(!remote.isValid)
