@@ -19,6 +19,17 @@ import PortRunLoopTestSupport
         return process
     }
 
+    /// An async request to `remote` in a task of its own (preferring `loop`'s thread when given),
+    /// whose value is the error it ended with (nil: it got a reply).
+    private func pendingRequest(_ remote: MessagePort, msgid: UInt32, receiveTimeout: Duration,
+                                on loop: PortRunLoop? = nil) -> Task<CrossProcessPortError?, Never> {
+        Task(executorPreference: loop?.taskExecutor) {
+            await thrownError { () async throws(CrossProcessPortError) in
+                _ = try await remote.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: receiveTimeout)
+            }
+        }
+    }
+
     @Test func concurrentRequestsEachGetTheirOwnReply() async throws {
         let directory = NameDirectory()
         defer { directory.remove() }
@@ -74,11 +85,7 @@ import PortRunLoopTestSupport
         defer { process.kill9() }
         let remote = try directory.registry.remotePort(named: "silent-async")
         // A request due in a minute arms the reader thread's timer first...
-        let late = Task {
-            await thrownError { () async throws(CrossProcessPortError) in
-                _ = try await remote.sendRequest(msgid: 1, sendTimeout: .seconds(5), receiveTimeout: .seconds(60))
-            }
-        }
+        let late = pendingRequest(remote, msgid: 1, receiveTimeout: .seconds(60))
         #expect(process.waitForLine(startingWith: "MSG 1 ") != nil)
         // ...and one due sooner still ends at its own timeout, not at that timer.
         let start = ContinuousClock.now
@@ -99,11 +106,7 @@ import PortRunLoopTestSupport
         let process = try publisher(directory, "cancelled", ["5"])
         defer { process.kill9() }
         let remote = try directory.registry.remotePort(named: "cancelled")
-        let request = Task { () async -> CrossProcessPortError? in
-            await thrownError { () async throws(CrossProcessPortError) in
-                _ = try await remote.sendRequest(msgid: 7, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
-            }
-        }
+        let request = pendingRequest(remote, msgid: 7, receiveTimeout: .seconds(600))
         #expect(process.waitForLine(startingWith: "MSG 7 ") != nil) // sent, and awaited
         let start = ContinuousClock.now
         request.cancel()
@@ -120,11 +123,7 @@ import PortRunLoopTestSupport
             let process = try publisher(directory, name, ["5"])
             defer { process.kill9() }
             let remote = try directory.registry.remotePort(named: name)
-            let request = Task { () async -> CrossProcessPortError? in
-                await thrownError { () async throws(CrossProcessPortError) in
-                    _ = try await remote.sendRequest(msgid: 8, sendTimeout: .seconds(5), receiveTimeout: .seconds(600))
-                }
-            }
+            let request = pendingRequest(remote, msgid: 8, receiveTimeout: .seconds(600))
             #expect(process.waitForLine(startingWith: "MSG 8 ") != nil) // sent, and awaited
             switch end {
             case "kill": process.send(SIGKILL)
@@ -168,11 +167,7 @@ import PortRunLoopTestSupport
         let caller = try RunLoopThread(name: "no-threads-here")
         defer { caller.stop() }
         try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
-        let refused = await Task(executorPreference: caller.loop.taskExecutor) { () async -> CrossProcessPortError? in
-            await thrownError { () async throws(CrossProcessPortError) in
-                _ = try await remote.sendRequest(msgid: 2, sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
-            }
-        }.value
+        let refused = await pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(5), on: caller.loop).value
         #expect(refused == .systemCallFailed("pthread_create", errno: EAGAIN))
         // Nothing went out: released, the publisher sees message 1 and then request 3 only.
         process.tell("go")

@@ -16,12 +16,7 @@ import PortRunLoopTestSupport
         defer { directory.remove() }
         let thread = try RunLoopThread(name: "xproc-owner")
         defer { thread.stop() }
-        let recorder = LogRecorder()
-        let port = MessagePort()
-        port.setHandler { _ in }
-        thread.loop.add(port, forMode: .default)
-        let published = try MessagePortNameRegistry(directory: directory.path, logger: recorder.logger)
-            .publish(port, as: "paused", on: thread.loop)
+        let (port, published, recorder) = try publishRecordingLog(directory, as: "paused", on: thread.loop)
         let listener = try #require(socketDescriptors(at: published.socketPath, .listener).first)
         // From now on the owner's thread can neither accept on the listener (out of descriptors)
         // nor have the listener watched again.

@@ -323,3 +323,15 @@ private func isListening(_ fd: Int32) -> Bool? {
     guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &length) == 0 else { return nil }
     return value != 0
 }
+
+/// A port scheduled on `loop` (its handler does nothing), published as `name` by a registry that
+/// logs to a fresh recorder: for the tests that check what a publication logs.
+func publishRecordingLog(_ directory: NameDirectory, as name: String, on loop: PortRunLoop) throws
+    -> (port: MessagePort, published: PublishedMessagePort, log: LogRecorder) {
+    let log = LogRecorder()
+    let port = MessagePort()
+    port.setHandler { _ in }
+    loop.add(port, forMode: .default)
+    let published = try MessagePortNameRegistry(directory: directory.path, logger: log.logger).publish(port, as: name, on: loop)
+    return (port, published, log)
+}

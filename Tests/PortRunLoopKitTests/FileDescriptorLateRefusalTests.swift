@@ -64,12 +64,7 @@ import PortRunLoopTestSupport
         defer { directory.remove() }
         let thread = try Self.refusingLoopThread("late-refusal-owner")
         defer { thread.stop() }
-        let recorder = LogRecorder()
-        let port = MessagePort()
-        port.setHandler { _ in }
-        thread.loop.add(port, forMode: .default)
-        let published = try MessagePortNameRegistry(directory: directory.path, logger: recorder.logger)
-            .publish(port, as: "deaf", on: thread.loop)
+        let (port, published, recorder) = try publishRecordingLog(directory, as: "deaf", on: thread.loop)
         // The first barrier runs after the listener's registration, which was refused and queued
         // its report to the publication; the second after that report.
         try thread.loop.performAndWait(timeout: .seconds(10)) {}

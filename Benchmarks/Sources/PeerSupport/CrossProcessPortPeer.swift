@@ -40,7 +40,8 @@ public enum CrossProcessPortPeer {
 ///
 /// Thread-safety: one driving thread (see ``CrossProcessClient``).
 public final class CrossProcessPortClient: CrossProcessClient, @unchecked Sendable {
-    private let remote: MessagePort
+    /// The remote port (also the async client's).
+    let remote: MessagePort
 
     /// Looks `name` up.
     ///
@@ -76,11 +77,10 @@ public final class CrossProcessPortClient: CrossProcessClient, @unchecked Sendab
 
 /// The client half with the `async` form of `sendRequest`: the round trips run in a task (no
 /// thread blocked while a reply is on its way) that the driving thread waits for once per sample;
-/// bursts are plain sends, as ``CrossProcessPortClient``'s.
+/// bursts and the rest are ``CrossProcessPortClient``'s, on the same remote port.
 ///
 /// Thread-safety: one driving thread (see ``CrossProcessClient``).
 public final class CrossProcessPortAsyncClient: CrossProcessClient, @unchecked Sendable {
-    private let remote: MessagePort
     private let blocking: CrossProcessPortClient
 
     /// Looks `name` up.
@@ -88,7 +88,6 @@ public final class CrossProcessPortAsyncClient: CrossProcessClient, @unchecked S
     /// Thread-safety: any thread.
     public init(name: String) throws {
         blocking = try CrossProcessPortClient(name: name)
-        remote = try MessagePortNameRegistry.default.remotePort(named: name)
     }
 
     /// Thread-safety: the driving thread.
@@ -96,16 +95,15 @@ public final class CrossProcessPortAsyncClient: CrossProcessClient, @unchecked S
         let done = DispatchSemaphore(value: 0)
         let outcome = Outcome()
         nonisolated(unsafe) let latencies = latencies // written by the task only, read after `done`
-        let remote = self.remote
+        let remote = blocking.remote
         Task.detached {
             let payload = [Data(repeating: 0x78, count: size)]
             do throws(CrossProcessPortError) {
                 for i in 0..<count {
                     let start = ProcessCounters.nanoseconds()
-                    let reply = try await remote.sendRequest(msgid: CrossProcessPortPeer.echo, components: payload,
-                                                             sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
+                    _ = try await remote.sendRequest(msgid: CrossProcessPortPeer.echo, components: payload,
+                                                     sendTimeout: .seconds(5), receiveTimeout: .seconds(5))
                     latencies?[i] = Int64(ProcessCounters.nanoseconds() - start)
-                    _ = reply
                 }
             } catch {
                 outcome.error.withLock { $0 = error }
@@ -120,10 +118,7 @@ public final class CrossProcessPortAsyncClient: CrossProcessClient, @unchecked S
     public func burst(_ count: Int, size: Int) throws { try blocking.burst(count, size: size) }
 
     /// Thread-safety: the driving thread, once.
-    public func close() {
-        remote.invalidate()
-        blocking.close()
-    }
+    public func close() { blocking.close() }
 
     /// The task's error, handed to the driving thread.
     private final class Outcome: Sendable {

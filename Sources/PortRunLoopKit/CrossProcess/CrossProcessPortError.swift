@@ -58,3 +58,17 @@ public enum CrossProcessPortError: Error, Sendable, Equatable, CustomStringConve
         }
     }
 }
+
+extension CrossProcessPortError {
+    /// What a call of a cross-process port throws for a loop's error (a loop that would not take
+    /// the port's socket, or a thread the call needs): a loop that shut down is ``invalidPort``, a
+    /// thread the system would not make ``systemCallFailed(_:errno:)`` (`"pthread_create"`),
+    /// anything else ``loopRefusedSocket(_:)``.
+    init(_ error: PortRunLoopError) {
+        switch error {
+        case .loopShutDown: self = .invalidPort
+        case .threadCreationFailed(let code): self = .systemCallFailed("pthread_create", errno: code)
+        default: self = .loopRefusedSocket(error)
+        }
+    }
+}

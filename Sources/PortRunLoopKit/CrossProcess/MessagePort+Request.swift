@@ -130,8 +130,7 @@ extension MessagePort {
                     continuation.resume()
                 })
             } catch {
-                let code: Int32 = if case .threadCreationFailed(let code) = error { code } else { EAGAIN }
-                handoff.outcome.withLock { $0 = .failure(.systemCallFailed("pthread_create", errno: code)) }
+                handoff.outcome.withLock { $0 = .failure(CrossProcessPortError(error)) }
                 continuation.resume()
             }
         }

@@ -119,7 +119,7 @@ public struct MessagePortNameRegistry: Sendable {
             try published.startListening()
         } catch {
             published.unpublish()
-            throw Self.refusal(error)
+            throw CrossProcessPortError(error)
         }
         port.onInvalidation { [weak published] in published?.unpublish() }
         logger.debug("MessagePort published", metadata: [LogKey.portName: "\(name)", LogKey.port: "\(port)"])
@@ -187,16 +187,10 @@ public struct MessagePortNameRegistry: Sendable {
         if let loop {
             do { try connection.startReading(on: loop) } catch {
                 port.invalidate()
-                throw Self.refusal(error)
+                throw CrossProcessPortError(error)
             }
         }
         return port
-    }
-
-    /// What `publish` and `remotePort` throw when `loop` would not take the socket: a loop that
-    /// shut down is ``CrossProcessPortError/invalidPort``, anything else the loop's own error.
-    private static func refusal(_ error: PortRunLoopError) -> CrossProcessPortError {
-        if case .loopShutDown = error { .invalidPort } else { .loopRefusedSocket(error) }
     }
 
     /// Reads the publisher's parameters from the name's lock file. Called once connected: a

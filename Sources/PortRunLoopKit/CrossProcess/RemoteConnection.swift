@@ -317,14 +317,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// when they say sooner: the reply waited for the publisher's own wake-up).
     private func awaitReplyWithoutLoop(_ wait: ReplyWait, until deadline: Double) {
         let spin = WaitSpin.current
-        let found = spin.spin(from: System.monotonicSeconds(), until: deadline) {
-            locked {
-                // Another thread polling the socket reads the reply for this one.
-                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
-                return wait.isComplete || ended != nil
-            }
-        }
-        guard !found else { return }
+        guard !spinForReply(to: wait, on: spin, until: deadline) else { return }
         let sleepStart = System.monotonicSeconds()
         let answerGap = locked { () -> Double in
             lastAnswerGap = .infinity // only what this wait finds
@@ -334,6 +327,18 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // The sooner of the wait and the exchange's answer times (``AnswerTiming``): the wait
         // counts the publisher's wake-up.
         spin.record(answeredAfter: wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity)
+    }
+
+    /// Spins on `spin` (as far as it allows, never past `deadline`) for `wait`'s reply, reading the
+    /// socket between yields; while another thread polls the socket, that thread reads the reply
+    /// for this one. True when the wait completed (its reply, or the connection's end).
+    private func spinForReply(to wait: ReplyWait, on spin: WaitSpin, until deadline: Double) -> Bool {
+        spin.spin(from: System.monotonicSeconds(), until: deadline) {
+            locked {
+                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
+                return wait.isComplete || ended != nil
+            }
+        }
     }
 
     /// The connection held weakly by the fd sources that read it (``startReading(on:)``'s, and a
@@ -482,7 +487,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Double,
                       receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply? {
         try startAsyncReading()
-        let wait = ReplyWait()
+        let wait = ReplyWait(waiter: nil)
         let id: UInt64, sentAt: Double
         switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
         case .success(let sent): (id, sentAt) = sent
@@ -494,14 +499,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         // one first, for at most 20 µs, yielding (as a thread waiting without a loop does,
         // ``WaitSpin``): a reply caught so costs no wake-up of the reader thread and of a thread
         // to resume the task on. Otherwise, or when the spin finds nothing, the task suspends.
-        let spin = WaitSpin.current
-        let caught = spin.spin(from: System.monotonicSeconds(), until: deadline) {
-            locked {
-                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
-                return wait.isComplete
-            }
-        }
-        if !caught { await awaitReply(wait, until: deadline) }
+        if !spinForReply(to: wait, on: WaitSpin.current, until: deadline) { await awaitReply(wait, until: deadline) }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
             requests.remove(id)
             if let reply = wait.reply { return reply }
@@ -559,7 +557,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         do throws(PortRunLoopError) {
             try startWatching(for: .asyncRequests, on: loop, inModes: [.default])
         } catch {
-            throw .loopRefusedSocket(error)
+            throw CrossProcessPortError(error)
         }
     }
 
@@ -584,8 +582,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             asyncTimerDue = nil
             let now = System.monotonicSeconds()
             var next = Double.infinity
-            requests.forEach { wait in
-                guard wait.isAsync, !wait.isComplete else { return }
+            requests.forEach { wait in // a blocking request's deadline is its waiter's: infinity here
+                guard !wait.isComplete else { return }
                 if wait.deadline <= now { wait.finish() } else { next = min(next, wait.deadline) }
             }
             guard next < .infinity else { return nil }

@@ -8,13 +8,13 @@ import Foundation
 /// caller polling the socket). At the receive deadline the wait completes it itself: the caller
 /// then finds no reply (a timeout).
 ///
-/// An async request's wait (``isAsync``) has no waiting thread: the connection resumes its task
+/// An async request's wait has no waiting thread: the connection resumes its task
 /// (``continuation``) when it completes the wait, and the reader thread's timer completes it at
 /// its ``deadline``.
 ///
 /// Thread-safety: `@unchecked Sendable`; `reply`, `answerGap`, `continuation`, `cancelled` and `deadline` are
 /// guarded by the connection's mutex (written there before ``BlockingCall/complete()``, read there
-/// after); `isAsync` is immutable; the rest is ``BlockingCall``'s.
+/// after); the rest is ``BlockingCall``'s.
 final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// What a reply carries.
     struct Reply {
@@ -36,20 +36,6 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// An async request's receive deadline (monotonic seconds), set once its frame went out;
     /// `.infinity` until then, and for a blocking request, whose waiter keeps its own.
     @exclusivity(unchecked) var deadline = Double.infinity
-    /// Made for an async request: no thread waits for it.
-    let isAsync: Bool
-
-    /// A blocking request's wait, on `waiter`'s loop if it has one.
-    override init(waiter: PortRunLoop?) {
-        isAsync = false
-        super.init(waiter: waiter)
-    }
-
-    /// An async request's wait.
-    init() {
-        isAsync = true
-        super.init(waiter: nil)
-    }
 
     /// With the connection's mutex held: completes the wait and resumes its task if one waits.
     func finish() {

@@ -21,10 +21,8 @@ enum RequestReaderThread {
                 let made = try RunLoopThread(name: "portrunloop.requests")
                 thread = made
                 return made.loop
-            } catch .threadCreationFailed(let code) {
-                throw .systemCallFailed("pthread_create", errno: code)
             } catch {
-                throw .loopRefusedSocket(error)
+                throw CrossProcessPortError(error)
             }
         }
     }
