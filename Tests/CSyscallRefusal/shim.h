@@ -30,6 +30,8 @@
 #define SYSCALL_REFUSAL_SOL_SOCKET 1
 /// `EPOLL_CTL_ADD` (<sys/epoll.h>'s value, fixed by the kernel ABI; that header is CLinux's).
 #define SYSCALL_REFUSAL_EPOLL_CTL_ADD 1
+/// `EPOLL_CTL_MOD` (<sys/epoll.h>'s value, fixed by the kernel ABI).
+#define SYSCALL_REFUSAL_EPOLL_CTL_MOD 3
 
 /// An argument index that ``syscall_refusal_install`` does not test.
 #define SYSCALL_REFUSAL_ANY_ARGUMENT 0xffffffffu
@@ -90,6 +92,12 @@ static inline int syscall_refusal_any_epoll_add(int error) {
 /// operations run. 0, or -1 with errno set.
 static inline int syscall_refusal_epoll_add_of(int fd, int error) {
     return syscall_refusal_install(__NR_epoll_ctl, 1, SYSCALL_REFUSAL_EPOLL_CTL_ADD, 2, (uint32_t)fd, error);
+}
+
+/// From now on, on the calling thread, `epoll_ctl(_, EPOLL_CTL_MOD, fd, _)` fails with `error`
+/// for this one fd, in every epoll instance.
+static inline int syscall_refusal_epoll_modify_of(int fd, int error) {
+    return syscall_refusal_install(__NR_epoll_ctl, 1, SYSCALL_REFUSAL_EPOLL_CTL_MOD, 2, (uint32_t)fd, error);
 }
 
 /// From now on, on the calling thread, `accept4` and `accept` on the listening socket `fd` fail

@@ -22,6 +22,8 @@ public enum SyscallRefusal: Sendable {
     /// `epoll_ctl(_, EPOLL_CTL_ADD, fileDescriptor, _)`: this one fd, in every epoll instance (the
     /// library's check that epoll takes an fd included).
     case epollAddOf(fileDescriptor: Int32, errno: Int32)
+    /// `epoll_ctl(_, EPOLL_CTL_MOD, fileDescriptor, _)`: this one fd, in every epoll instance.
+    case epollModifyOf(fileDescriptor: Int32, errno: Int32)
     /// `accept4` and `accept` on this one listening socket.
     case accept(listener: Int32, errno: Int32)
     /// Every receive (`recv`/`recvfrom`, `recvmsg`, `recvmmsg`) on this one socket.
@@ -46,6 +48,7 @@ public enum SyscallRefusal: Sendable {
         case .anyEpollAdd(let code): syscall_refusal_any_epoll_add(code)
         case .send(let length, let code): syscall_refusal_send_of_length(length, code)
         case .epollAddOf(let fd, let code): syscall_refusal_epoll_add_of(fd, code)
+        case .epollModifyOf(let fd, let code): syscall_refusal_epoll_modify_of(fd, code)
         case .accept(let listener, let code): syscall_refusal_accept(listener, code)
         case .receive(let fd, let code): syscall_refusal_receive(fd, code)
         case .poll(let code): syscall_refusal_poll(code)

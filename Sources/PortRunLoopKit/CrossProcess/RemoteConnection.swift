@@ -11,8 +11,9 @@ import Logging
 /// replies, routed messages) and wakes the others. A loop given at lookup also reads, whenever
 /// the socket is readable, so messages to reply ports arrive without a send; when it read frames
 /// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
-/// thread would otherwise wait in `poll` for data the loop already took. Once an async request was
-/// made on the connection, the ``RequestReaderThread``'s loop reads it too, the same way.
+/// thread would otherwise wait in `poll` for data the loop already took. While an async request's
+/// task waits for its reply, the ``RequestReaderThread`` reads it too, the same way, when the
+/// socket is readable (``ReplyWatchSet``).
 ///
 /// The end of the connection (either side's invalidation, the publisher's death, a protocol
 /// violation) is recorded with the lock held (``markEnded(_:reason:)``) and reported to the remote
@@ -71,11 +72,12 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
     /// cancelled when the connection closes (``closeIfEnded()``).
     @exclusivity(unchecked) private var keptReader: ReplyReader?
-    /// The ``RequestReaderThread``'s source reading the socket for async requests; cancelled when
-    /// the connection closes (``closeIfEnded()``).
-    @exclusivity(unchecked) private var asyncReader: FileDescriptorSource?
-    /// Set while ``asyncReader`` is made or exists: a second async request does not make another.
-    @exclusivity(unchecked) private var asyncReading = false
+    /// The ``ReplyWatchSet`` the socket is in once an async request was made on the connection,
+    /// and the token it is registered with; taken out when the connection closes (``closeIfEnded()``).
+    @exclusivity(unchecked) private var asyncWatch: (set: ReplyWatchSet, token: UInt64)?
+    /// The socket is armed in ``asyncWatch``'s set: a task waits for a reply, and the reader
+    /// thread has not been told since it was armed (``readForWaitingTasks()``).
+    @exclusivity(unchecked) private var asyncArmed = false
     /// When the reader thread's timer for async requests' receive deadlines fires (monotonic
     /// seconds), nil when none is armed (``armAsyncTimer(for:)``).
     @exclusivity(unchecked) private var asyncTimerDue: Double?
@@ -106,9 +108,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     deinit {
         readSource?.cancel() // before the close, as FileDescriptorSource asks
-        asyncReader?.cancel()
         keptReader?.stop()
-        if fd >= 0 { System.closeDescriptor(fd) }
+        if fd >= 0 {
+            if let asyncWatch { asyncWatch.set.remove(fd, token: asyncWatch.token) }
+            System.closeDescriptor(fd)
+        }
         if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
         receiveBuffer.deallocate()
         receiveControl.deallocate()
@@ -122,41 +126,22 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// Watches the socket on `loop` so frames are read as they arrive (and the end is seen at
     /// once). Does nothing when a loop already reads it or the connection is closed.
+    ///
+    /// While the source is being made the fd counts as polled, so it is not closed under it. A
+    /// refusal lets the next caller try again.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
-        try startWatching(for: .lookup, on: loop, inModes: [.common])
-    }
-
-    /// The loops that read the socket whenever it is readable: the `readingOn:` loop
-    /// (``readSource``), and the ``RequestReaderThread``'s once an async request was made on the
-    /// connection (``asyncReader``).
-    private enum Reader { case lookup, asyncRequests }
-
-    /// Makes `reader`'s source on `loop`, once (a second caller does nothing), and the eventfd
-    /// through which a reading loop wakes a thread polling the socket. While the source is being
-    /// made the fd counts as polled, so it is not closed under it. A refusal lets the next caller
-    /// try again.
-    private func startWatching(for reader: Reader, on loop: PortRunLoop, inModes modes: [RunLoop.Mode]) throws(PortRunLoopError) {
-        let wake = try System.makeEventfd()
-        let (fd, keptWake) = condition.withLock { _ -> (Int32, Bool) in
-            if wakeFD < 0 { wakeFD = wake } // kept until deinit (a poller may hold its number)
-            guard self.fd >= 0 else { return (-1, wakeFD == wake) }
-            switch reader { // claimed: a second caller does nothing
-            case .lookup:
-                guard readLoop == nil else { return (-1, wakeFD == wake) }
-                readLoop = loop
-            case .asyncRequests:
-                guard !asyncReading else { return (-1, wakeFD == wake) }
-                asyncReading = true
-            }
+        try keepWakeFD()
+        let fd = condition.withLock { _ -> Int32 in
+            guard self.fd >= 0, readLoop == nil else { return -1 } // claimed: a second caller does nothing
+            readLoop = loop
             polling += 1
-            return (self.fd, wakeFD == wake)
+            return self.fd
         }
-        if !keptWake { System.closeDescriptor(wake) }
         guard fd >= 0 else { return }
         var made: Result<FileDescriptorSource, PortRunLoopError>
         do {
             let reference = WeakConnection(self)
-            made = .success(try loop.watch(fileDescriptor: fd, inModes: modes, onFailure: { [reference] in
+            made = .success(try loop.watch(fileDescriptor: fd, inModes: [.common], onFailure: { [reference] in
                 reference.connection?.socketRefused($0)
             }, reading: { [reference] in
                 reference.connection?.readOnLoop(stoppingAt: nil) ?? false
@@ -166,15 +151,27 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
         locked {
             polling -= 1
-            switch (reader, made) {
-            case (.lookup, .success(let source)): readSource = source
-            case (.lookup, .failure): readLoop = nil
-            case (.asyncRequests, .success(let source)): asyncReader = source
-            case (.asyncRequests, .failure): asyncReading = false
+            switch made {
+            case .success(let source): readSource = source
+            case .failure: readLoop = nil
             }
             closeIfEnded() // cancels the source first if the connection ended meanwhile
         }
         if case .failure(let error) = made { throw error }
+    }
+
+    /// Makes the eventfd through which a thread reading the socket on another's behalf (a
+    /// reading loop, the reader thread) wakes a thread polling it, once; kept until deinit (a
+    /// poller may hold its number).
+    private func keepWakeFD() throws(PortRunLoopError) {
+        if condition.withLock({ _ in wakeFD >= 0 }) { return }
+        let wake = try System.makeEventfd()
+        let kept = condition.withLock { _ -> Bool in
+            guard wakeFD < 0 else { return false }
+            wakeFD = wake
+            return true
+        }
+        if !kept { System.closeDescriptor(wake) }
     }
 
     /// Takes the lock, runs `body`, lets the lock go and reports an end found meanwhile.
@@ -233,6 +230,15 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     var endError: CrossProcessPortError? { condition.withLock { _ in ended } }
 
     var readingLoop: PortRunLoop? { condition.withLock { _ in readLoop } }
+
+    /// How the reader thread watches the socket (``ReplyWatchSet``), as the connection sees it:
+    /// the socket (-1 once closed), the set's epoll instance and the token the socket is
+    /// registered with (nil before the first async request), whether it was armed and not yet
+    /// reported, and how many tasks wait for a reply. For tests, which compare it with the
+    /// kernel's view (`/proc/self/fdinfo` of the set).
+    var asyncWatchState: (socket: Int32, epoll: Int32?, token: UInt64?, armed: Bool, tasksWaiting: Int) {
+        condition.withLock { _ in (fd, asyncWatch?.set.descriptor, asyncWatch?.token, asyncArmed, suspendedTasks) }
+    }
 
     /// Starts reading on `loop`, so that the connection's end is seen at once. A loop that has
     /// shut down cannot run the invalidation handler either (it then runs where the port is found
@@ -342,11 +348,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     /// The connection held weakly by the fd sources that read it (``startReading(on:)``'s, and a
-    /// ``ReplyReader``'s): a `weak let`, read without the run-time exclusivity check a
+    /// ``ReplyReader``'s) and by the ``ReplyWatchSet``: a `weak let`, read without the run-time exclusivity check a
     /// `[weak self]` capture (a mutable box) costs on every read.
     ///
     /// Thread-safety: `Sendable`; immutable.
-    private final class WeakConnection: Sendable {
+    final class WeakConnection: Sendable {
         weak let connection: RemoteConnection?
         init(_ connection: RemoteConnection) { self.connection = connection }
     }
@@ -477,9 +483,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// An async request (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)-1ibw5``):
     /// sent from the calling task when it can go at once (a credit, and room in the socket), then
-    /// awaited with no thread blocked. The ``RequestReaderThread`` reads the socket: the reply
-    /// completes the wait and resumes the task (``ReplyWait/finish()``), and its timer completes
-    /// the wait at the receive deadline. Cancelling the task completes the wait too.
+    /// awaited with no thread blocked. The ``RequestReaderThread`` reads the socket while the task
+    /// waits (``ReplyWatchSet``): the reply completes the wait and resumes the task
+    /// (``ReplyWait/finish()``), and its timer completes the wait at the receive deadline.
+    /// Cancelling the task completes the wait too.
     ///
     /// Returns nil, having sent nothing, when the request could not go at once and `sendTimeout`
     /// allows waiting: the caller then makes the blocking request on a thread of its own, which
@@ -497,8 +504,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         let deadline = sentAt + receiveTimeout
         // While replies have been coming within microseconds, the task reads the socket for this
         // one first, for at most 20 µs, yielding (as a thread waiting without a loop does,
-        // ``WaitSpin``): a reply caught so costs no wake-up of the reader thread and of a thread
-        // to resume the task on. Otherwise, or when the spin finds nothing, the task suspends.
+        // ``WaitSpin``): a reply caught so costs no wake-up of the reader thread (the socket is
+        // not armed in its set) and of a thread to resume the task on. Otherwise, or when the
+        // spin finds nothing, the task suspends.
         if !spinForReply(to: wait, on: WaitSpin.current, until: deadline) { await awaitReply(wait, until: deadline) }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
             requests.remove(id)
@@ -509,15 +517,17 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
-    /// Suspends the task until `wait` completes: by its reply (read by the reader thread), the
-    /// connection's end, its `deadline` (the reader thread's timer) or the task's cancellation.
-    /// Then tells the spin of the thread it resumed on how soon the reply came.
+    /// Suspends the task until `wait` completes: by its reply (read by the reader thread, for
+    /// which the socket is armed in its set), the connection's end, its `deadline` (the reader
+    /// thread's timer) or the task's cancellation. Then tells the spin of the thread it resumed
+    /// on how soon the reply came.
     private func awaitReply(_ wait: ReplyWait, until deadline: Double) async {
         let suspendedAt = System.monotonicSeconds()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Under the mutex: whoever completes the wait resumes the task if it is already
-                // attached, and a wait completed before it is resumed here.
+                // attached, and a wait completed before it is resumed here. The socket is armed
+                // after the task is attached: a reader thread it wakes finds the task to resume.
                 let armAt = locked { () -> Double? in
                     guard !wait.isComplete else {
                         continuation.resume()
@@ -525,6 +535,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     }
                     wait.deadline = deadline
                     wait.continuation = continuation
+                    armForWaitingTasks()
+                    guard !wait.isComplete else { return nil } // the arming failed: the connection ended
                     guard deadline < (asyncTimerDue ?? .infinity) else { return nil }
                     asyncTimerDue = deadline
                     return deadline
@@ -548,17 +560,54 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         WaitSpin.current.record(answeredAfter: answerGap == .infinity ? .infinity : min(now - suspendedAt, answerGap))
     }
 
-    /// Makes the ``RequestReaderThread``'s read source for this connection, once
-    /// (``startWatching(for:on:inModes:)``). A refusal is this call's error; the next async
-    /// request tries again.
+    /// Puts the socket in the ``RequestReaderThread``'s ``ReplyWatchSet``, once, not armed. A
+    /// refusal is this call's error; the next async request tries again. On a closed connection
+    /// it does nothing (the request's send finds the end).
     private func startAsyncReading() throws(CrossProcessPortError) {
-        if condition.withLock({ _ in asyncReading }) { return }
-        let loop = try RequestReaderThread.loop()
+        if condition.withLock({ _ in asyncWatch != nil }) { return }
+        let watched = try RequestReaderThread.parts().watched
         do throws(PortRunLoopError) {
-            try startWatching(for: .asyncRequests, on: loop, inModes: [.default])
+            try keepWakeFD() // the reader thread reads while other threads may poll
         } catch {
             throw CrossProcessPortError(error)
         }
+        try locked { () throws(CrossProcessPortError) in
+            guard asyncWatch == nil, fd >= 0 else { return }
+            asyncWatch = (watched, try watched.add(fd, of: self))
+        }
+    }
+
+    /// With the lock held: arms the socket in its set if a task waits for a reply and it is not
+    /// armed already. The kernel reports a socket readable already at once. A refused arming ends
+    /// the connection (nothing would read the reply): the waiting requests complete, and throw
+    /// the error.
+    private func armForWaitingTasks() {
+        guard !asyncArmed, ended == nil, fd >= 0, let asyncWatch, suspendedTasks > 0 else { return }
+        if let error = asyncWatch.set.arm(fd, token: asyncWatch.token) {
+            logger.warning("MessagePort connection to another process ended: its socket could not be watched for a reply", metadata: [
+                LogKey.portName: "\(name)", LogKey.error: "\(error)"])
+            markEnded(.systemCallFailed("epoll_ctl", errno: error.code), reason: .connectionFailed("epoll_ctl: \(error)"))
+            return
+        }
+        asyncArmed = true
+    }
+
+    /// With the lock held: how many async requests' tasks are suspended waiting for their reply.
+    private var suspendedTasks: Int {
+        var count = 0
+        requests.forEach { wait in
+            if wait.continuation != nil, !wait.isComplete { count += 1 }
+        }
+        return count
+    }
+
+    /// The reader thread, told by the ``ReplyWatchSet`` that the socket is readable (or hung up):
+    /// the one-shot arming is spent; reads every frame waiting (a waiting task's reply resumes
+    /// it), then arms the socket again if a task still waits.
+    func readForWaitingTasks() {
+        locked { asyncArmed = false }
+        _ = readOnLoop(stoppingAt: nil)
+        locked { armForWaitingTasks() }
     }
 
     /// Arms a timer of the ``RequestReaderThread`` for `due` (monotonic seconds): it completes the
@@ -567,7 +616,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// armed one arms none (a reply that comes leaves it armed), so an exchange of requests with
     /// one receive timeout arms one per timeout, not one per request.
     private func armAsyncTimer(for due: Double) {
-        guard let loop = try? RequestReaderThread.loop() else { return } // made before any request was sent
+        guard let loop = try? RequestReaderThread.parts().loop else { return } // made before any request was sent
         let reference = WeakConnection(self)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: due - System.monotonicSeconds())) { [reference] _ in
             reference.connection?.asyncDeadlinesPassed()
@@ -868,8 +917,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard ended != nil, polling == 0, fd >= 0 else { return }
         readSource?.cancel()
         readSource = nil
-        asyncReader?.cancel()
-        asyncReader = nil
+        if let asyncWatch { asyncWatch.set.remove(fd, token: asyncWatch.token) }
+        asyncWatch = nil
         keptReader?.stop()
         keptReader = nil
         System.closeDescriptor(fd)

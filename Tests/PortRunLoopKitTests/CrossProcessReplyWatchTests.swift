@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import PortRunLoopKit
+import Testing
+import PortRunLoopTestSupport
+
+/// The reader thread's watch of a connection for async requests (`ReplyWatchSet`): the socket is
+/// armed (one-shot) only while a task waits for a reply on it, the reader thread arms it again
+/// while another task still waits, a reply already in the socket when it is armed is not missed,
+/// and a registration or an arming the kernel refuses is a typed error, never a request left
+/// waiting. The kernel's own view (`/proc/self/fdinfo` of the set) is checked beside the
+/// connection's.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessReplyWatchTests {
+    /// Whether the kernel has `socket` armed for reading (`EPOLLIN`) in the epoll instance
+    /// `epoll`: the `events` mask of its line in `/proc/self/fdinfo/<epoll>`. Nil when the
+    /// socket is not in the set.
+    private func kernelArmed(_ socket: Int32, in epoll: Int32) -> Bool? {
+        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(epoll)", encoding: .utf8) else { return nil }
+        for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 4, Int32(fields[1]) == socket, fields[2] == "events:",
+                  let events = UInt32(fields[3], radix: 16) else { continue }
+            return events & 0x001 != 0 // EPOLLIN
+        }
+        return nil
+    }
+
+    /// The kernel's and the connection's view agree that the socket is armed (or not).
+    private func armed(_ connection: RemoteConnection) -> Bool? {
+        let state = connection.asyncWatchState
+        guard let epoll = state.epoll, let kernel = kernelArmed(state.socket, in: epoll) else { return nil }
+        return kernel == state.armed ? kernel : nil
+    }
+
+    /// An async request in a task of its own (on `loop`'s thread when given): the reply's msgid,
+    /// or the error it ended with.
+    private func request(_ port: MessagePort, msgid: UInt32, on loop: PortRunLoop? = nil)
+        -> Task<Result<UInt32, CrossProcessPortError>, Never> {
+        Task(executorPreference: loop?.taskExecutor) {
+            do throws(CrossProcessPortError) {
+                return .success(try await port.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: .seconds(10)).msgid)
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    @Test func aWaitingTaskArmsTheSocketAndTheReaderThreadArmsItAgainForTheNext() async throws {
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
+        defer { port.invalidate(); close(peer) }
+        let connection = try #require(port.remote as? RemoteConnection)
+        let first = request(port, msgid: 1)
+        let second = request(port, msgid: 2)
+        // Both requests went out; the request ids by msgid.
+        let frames = (0..<2).compactMap { _ in readRawFrame(peer) }
+        let ids = Dictionary(uniqueKeysWithValues: frames.map { ($0.msgid, $0.firstID) })
+        #expect(ids.count == 2)
+        // Both tasks wait, and the socket is armed for them (once).
+        #expect(eventually { connection.asyncWatchState.tasksWaiting == 2 && armed(connection) == true })
+        // The first reply: the reader thread, woken, resumes its task and arms the socket again
+        // for the second, which still waits.
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1001, firstID: ids[1] ?? 0), to: peer)
+        #expect(await first.value == .success(1001))
+        #expect(eventually { connection.asyncWatchState.tasksWaiting == 1 && armed(connection) == true })
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1002, firstID: ids[2] ?? 0), to: peer)
+        #expect(await second.value == .success(1002))
+        // Nobody waits: the one-shot arming was spent on the reply, and nothing armed it again.
+        #expect(connection.asyncWatchState.tasksWaiting == 0)
+        #expect(armed(connection) == false)
+        #expect(port.isValid)
+    }
+
+    @Test func aReplyAlreadyInTheSocketWhenTheTaskWaitsIsNotMissed() async throws {
+        let (port, peer) = try makePairedRemotePort(credits: 20, invalidatedByItsEnd: true) // one per request
+        defer { port.invalidate(); close(peer) }
+        let connection = try #require(port.remote as? RemoteConnection)
+        // Request ids start at 1: each reply is in the socket before its request is sent, so
+        // the task finds it read by its spin or, suspended, reported as it arms the socket.
+        for id in 1...20 as ClosedRange<UInt64> {
+            sendRawFrame(CrossProcessFrame(kind: .reply, msgid: UInt32(id) + 1000, firstID: id), to: peer)
+            let caller = try RunLoopThread(name: "fresh-caller") // a thread whose spin has earned nothing
+            #expect(await request(port, msgid: UInt32(id), on: caller.loop).value == .success(UInt32(id) + 1000))
+            caller.stop()
+            #expect(readRawFrame(peer)?.firstID == id)
+        }
+        #expect(connection.asyncWatchState.tasksWaiting == 0)
+        #expect(armed(connection) == false)
+    }
+
+    @Test func aRegistrationTheKernelRefusesFailsTheRequestBeforeItIsSent() async throws {
+        _ = try RequestReaderThread.parts() // made before any refusal, which its thread would inherit
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
+        defer { port.invalidate(); close(peer) }
+        let connection = try #require(port.remote as? RemoteConnection)
+        let socket = connection.asyncWatchState.socket
+        let caller = try RunLoopThread(name: "no-epoll-add")
+        defer { caller.stop() }
+        try caller.loop.performAndWait { try SyscallRefusal.epollAddOf(fileDescriptor: socket, errno: ENOMEM).installOnCurrentThread() }
+        #expect(await request(port, msgid: 1, on: caller.loop).value == .failure(.systemCallFailed("epoll_ctl", errno: ENOMEM)))
+        #expect(connection.asyncWatchState.token == nil)
+        var entry = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&entry, 1, 0) == 0) // nothing was sent
+        // The next async request, from a thread the kernel serves, registers the socket and is answered.
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1002, firstID: 1), to: peer)
+        #expect(await request(port, msgid: 2).value == .success(1002))
+        #expect(connection.asyncWatchState.token != nil)
+        #expect(port.isValid)
+    }
+
+    @Test func anArmingTheKernelRefusesEndsTheConnectionWithTheError() async throws {
+        _ = try RequestReaderThread.parts() // made before any refusal, which its thread would inherit
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
+        defer { port.invalidate(); close(peer) }
+        let connection = try #require(port.remote as? RemoteConnection)
+        let socket = connection.asyncWatchState.socket
+        let caller = try RunLoopThread(name: "no-epoll-mod")
+        defer { caller.stop() }
+        try caller.loop.performAndWait { try SyscallRefusal.epollModifyOf(fileDescriptor: socket, errno: ENOMEM).installOnCurrentThread() }
+        // No reply comes: the task waits, and the arming of the socket for it is refused. Nothing
+        // would read the reply, so the connection ends with the error rather than leave the task
+        // to its receive timeout.
+        #expect(await request(port, msgid: 1, on: caller.loop).value == .failure(.systemCallFailed("epoll_ctl", errno: ENOMEM)))
+        #expect(readRawFrame(peer)?.msgid == 1) // the request went out first
+        #expect(eventually { !port.isValid })
+        #expect(readsEndOfFile(peer))
+    }
+}
