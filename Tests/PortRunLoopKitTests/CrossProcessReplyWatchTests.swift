@@ -34,11 +34,12 @@ import PortRunLoopTestSupport
         return kernel == state.armed ? kernel : nil
     }
 
-    /// An async request in a task of its own (on `loop`'s thread when given): the reply's msgid,
-    /// or the error it ended with.
-    private func request(_ port: MessagePort, msgid: UInt32, on loop: PortRunLoop? = nil)
+    /// An async request in a task of its own on `loop`'s thread (not the shared pool, which the
+    /// test's own blocking reads and other suites may hold): the reply's msgid, or the error it
+    /// ended with.
+    private func request(_ port: MessagePort, msgid: UInt32, on loop: PortRunLoop)
         -> Task<Result<UInt32, CrossProcessPortError>, Never> {
-        Task(executorPreference: loop?.taskExecutor) {
+        Task(executorPreference: loop.taskExecutor) {
             do throws(CrossProcessPortError) {
                 return .success(try await port.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: .seconds(10)).msgid)
             } catch {
@@ -51,8 +52,10 @@ import PortRunLoopTestSupport
         let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
         let connection = try #require(port.remote as? RemoteConnection)
-        let first = request(port, msgid: 1)
-        let second = request(port, msgid: 2)
+        let caller = try RunLoopThread(name: "requests")
+        defer { caller.stop() }
+        let first = request(port, msgid: 1, on: caller.loop)
+        let second = request(port, msgid: 2, on: caller.loop)
         // Both requests went out; the request ids by msgid.
         let frames = (0..<2).compactMap { _ in readRawFrame(peer) }
         let ids = Dictionary(uniqueKeysWithValues: frames.map { ($0.msgid, $0.firstID) })
@@ -104,7 +107,9 @@ import PortRunLoopTestSupport
         #expect(poll(&entry, 1, 0) == 0) // nothing was sent
         // The next async request, from a thread the kernel serves, registers the socket and is answered.
         sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1002, firstID: 1), to: peer)
-        #expect(await request(port, msgid: 2).value == .success(1002))
+        let served = try RunLoopThread(name: "epoll-add-allowed")
+        defer { served.stop() }
+        #expect(await request(port, msgid: 2, on: served.loop).value == .success(1002))
         #expect(connection.asyncWatchState.token != nil)
         #expect(port.isValid)
     }
