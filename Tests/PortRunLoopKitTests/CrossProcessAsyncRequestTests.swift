@@ -2,14 +2,14 @@
 import Glibc
 #endif
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
 import Testing
 import PortRunLoopTestSupport
 
 /// The async forms of `sendRequest`: sent from the task when a credit allows, awaited with no
 /// thread blocked (the library's reader thread reads the reply and times the request out),
-/// cancellable while the reply is awaited; without a credit, the request waits for one on a
-/// thread of its own, and a thread the system will not make is a typed error, never a hang (X8).
+/// cancellable while the reply is awaited; without a credit, the request waits for one the same
+/// way, suspended on no thread, and cancellable too (X8).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessAsyncRequestTests {
     /// A publishing probe process answering every request with `msgid + 1000` (or, `silent`, none).
     private func publisher(_ directory: NameDirectory, _ name: String, _ arguments: [String] = ["5", "reply"]) throws
@@ -156,24 +156,48 @@ import PortRunLoopTestSupport
         #expect(try await reply.msgid == 1004)
     }
 
-    @Test func aRequestWaitingForACreditWithoutAThreadFailsBeforeSending() async throws {
+    @Test func aRequestWaitingForACreditMakesNoThread() async throws {
         let directory = NameDirectory()
         defer { directory.remove() }
         let process = try publisher(directory, "no-thread", ["1", "hold", "reply"])
         defer { process.kill9() }
         let remote = try directory.registry.remotePort(named: "no-thread")
+        let connection = try #require(remote.remote as? RemoteConnection)
         #expect(remote.send(before: Date(), msgid: 1)) // the only credit
-        // The request's task runs on a loop thread on which `clone3` is refused from now on.
+        // The request's task runs on a loop thread on which `clone3` is refused from now on; it
+        // waits for its credit suspended, on no thread.
         let caller = try RunLoopThread(name: "no-threads-here")
         defer { caller.stop() }
         try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
-        let refused = await pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(5), on: caller.loop).value
-        #expect(refused == .systemCallFailed("pthread_create", errno: EAGAIN))
-        // Nothing went out: released, the publisher sees message 1 and then request 3 only.
+        let waiting = pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(10), on: caller.loop)
+        #expect(eventually { connection.asyncWatchState.tasksWaiting == 1 })
+        process.tell("go") // the loop takes message 1, and its credit comes back
+        #expect(await waiting.value == nil)
+        #expect(process.waitForLine(startingWith: "MSG 2 ") != nil)
+        #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["1", "2"])
+    }
+
+    @Test func cancellingARequestWaitingForACreditSendsNothing() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "cancel-credit", ["1", "hold", "reply"])
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "cancel-credit")
+        let connection = try #require(remote.remote as? RemoteConnection)
+        #expect(remote.send(before: Date(), msgid: 1)) // the only credit
+        let caller = try RunLoopThread(name: "cancel-credit")
+        defer { caller.stop() }
+        let waiting = pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(10), on: caller.loop)
+        #expect(eventually { connection.asyncWatchState.tasksWaiting == 1 })
+        waiting.cancel()
+        #expect(await waiting.value == .cancelled)
+        #expect(connection.asyncWatchState.tasksWaiting == 0)
+        // Released, the publisher sees message 1 and then request 3 only: request 2 never went out.
         process.tell("go")
         let reply = try await remote.sendRequest(msgid: 3, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
         #expect(reply.msgid == 1003)
         #expect(process.waitForLine(startingWith: "MSG 3 ") != nil) // printed before the reply, read here by another thread
         #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["1", "3"])
+        #expect(remote.isValid)
     }
 }

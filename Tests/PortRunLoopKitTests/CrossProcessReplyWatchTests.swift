@@ -9,20 +9,21 @@ import PortRunLoopTestSupport
 /// The reader thread's watch of a connection for async requests (`ReplyWatchSet`): the socket is
 /// armed (one-shot) only while a task waits for a reply on it, the reader thread arms it again
 /// while another task still waits, a reply already in the socket when it is armed is not missed,
+/// a task waiting for room in a full socket has it armed for writing and sends once there is room,
 /// and a registration or an arming the kernel refuses is a typed error, never a request left
 /// waiting. The kernel's own view (`/proc/self/fdinfo` of the set) is checked beside the
 /// connection's.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct CrossProcessReplyWatchTests {
-    /// Whether the kernel has `socket` armed for reading (`EPOLLIN`) in the epoll instance
-    /// `epoll`: the `events` mask of its line in `/proc/self/fdinfo/<epoll>`. Nil when the
-    /// socket is not in the set.
-    private func kernelArmed(_ socket: Int32, in epoll: Int32) -> Bool? {
+    /// Whether the kernel has `socket` armed for reading (`EPOLLIN`; with `writing`, for writing,
+    /// `EPOLLOUT`) in the epoll instance `epoll`: the `events` mask of its line in
+    /// `/proc/self/fdinfo/<epoll>`. Nil when the socket is not in the set.
+    private func kernelArmed(_ socket: Int32, in epoll: Int32, writing: Bool = false) -> Bool? {
         guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(epoll)", encoding: .utf8) else { return nil }
         for line in info.split(separator: "\n") where line.hasPrefix("tfd:") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 4, Int32(fields[1]) == socket, fields[2] == "events:",
                   let events = UInt32(fields[3], radix: 16) else { continue }
-            return events & 0x001 != 0 // EPOLLIN
+            return events & (writing ? 0x004 : 0x001) != 0 // EPOLLOUT, EPOLLIN
         }
         return nil
     }
@@ -130,5 +131,31 @@ import PortRunLoopTestSupport
         #expect(readRawFrame(peer)?.msgid == 1) // the request went out first
         #expect(eventually { !port.isValid })
         #expect(readsEndOfFile(peer))
+    }
+
+    @Test func aTaskWaitingForRoomInTheSocketArmsItForWritingAndSendsOnceThereIsRoom() async throws {
+        let (port, peer) = try makePairedRemotePort(credits: 10_000, invalidatedByItsEnd: true)
+        defer { port.invalidate(); close(peer) }
+        let connection = try #require(port.remote as? RemoteConnection)
+        // Credits to spare, but the socket full: nobody reads the publisher's end.
+        var queued = 0
+        while queued < 10_000, port.send(before: Date(), msgid: 1, components: [Data(count: 3_000)]) { queued += 1 }
+        #expect(queued > 0 && queued < 10_000)
+        let caller = try RunLoopThread(name: "room")
+        defer { caller.stop() }
+        let waiting = request(port, msgid: 77, on: caller.loop)
+        #expect(eventually {
+            let state = connection.asyncWatchState
+            guard state.tasksWaiting == 1, let epoll = state.epoll else { return false }
+            return kernelArmed(state.socket, in: epoll, writing: true) == true
+        })
+        // The publisher's end reads what filled the socket: there is room, the reader thread is
+        // told, and the task sends its request.
+        for _ in 0..<queued { #expect(readRawFrame(peer)?.msgid == 1) }
+        let requestFrame = readRawFrame(peer)
+        #expect(requestFrame?.msgid == 77)
+        sendRawFrame(CrossProcessFrame(kind: .reply, msgid: 1077, firstID: requestFrame?.firstID ?? 0), to: peer)
+        #expect(await waiting.value == .success(1077))
+        #expect(connection.asyncWatchState.tasksWaiting == 0)
     }
 }

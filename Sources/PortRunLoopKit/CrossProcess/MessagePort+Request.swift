@@ -66,13 +66,12 @@ extension MessagePort {
     }
 
     /// ``sendRequest(msgid:components:sendTimeout:receiveTimeout:)-834zi`` for async callers, with
-    /// no thread blocked while the reply is on its way. The request is sent from the calling task
-    /// when a credit and room in the socket allow it at once; the library's reader thread (one per
-    /// process, started by the first async request) reads the connection, and the reply resumes
-    /// the task. When the receiver's queue is full (no credit) and `sendTimeout` allows waiting,
-    /// the request waits for its credit on a thread of its own instead, as the blocking form does.
-    /// Cancelling the task ends a wait for the reply at once with ``CrossProcessPortError/cancelled``;
-    /// a wait for a credit is bounded by `sendTimeout`.
+    /// no thread blocked. The request is sent from the calling task; the library's reader thread
+    /// (one per process, started by the first async request) reads the connection while the task
+    /// waits, and the reply resumes the task. When the receiver's queue is full (no credit) or the
+    /// socket is, and `sendTimeout` allows waiting, the task waits for a credit or room the same
+    /// way, suspended. Cancelling the task ends either wait at once with
+    /// ``CrossProcessPortError/cancelled`` (a request cancelled before it was sent is not sent).
     ///
     /// - Parameters:
     ///   - msgid: an identifier for the receiver.
@@ -81,8 +80,8 @@ extension MessagePort {
     ///   - receiveTimeout: how long to wait for the reply once sent.
     /// - Returns: the reply.
     /// - Throws: as the synchronous form; ``CrossProcessPortError/cancelled``; and
-    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)`` (`"pthread_create"`, nothing sent)
-    ///   when the system will not make a thread the call needs.
+    ///   ``CrossProcessPortError/systemCallFailed(_:errno:)`` when the system refuses the reader
+    ///   thread (`"pthread_create"`) or its watch of the connection (`"epoll_ctl"`).
     ///
     /// Thread-safety: any task.
     public func sendRequest(msgid: UInt32 = 0, components: [Data] = [], sendTimeout: Duration,
@@ -91,59 +90,16 @@ extension MessagePort {
                                receiveTimeout: receiveTimeout)
     }
 
-    /// The async request: awaited through the reader thread when it can be sent at once, else the
-    /// blocking request on a thread of its own.
+    /// The async request, awaited through the reader thread.
     private func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Duration,
                               receiveTimeout: Duration) async throws(CrossProcessPortError) -> MessagePort.Message {
         guard let connection = remote as? RemoteConnection else { throw .notARemotePort }
         guard !gate.isClosed else { throw connection.endError ?? .invalidPort }
-        if let reply = try await connection.asyncRequest(msgid: msgid, components: components, descriptors: descriptors,
-                                                          sendTimeout: max(0, sendTimeout.seconds),
-                                                          receiveTimeout: max(0, receiveTimeout.seconds)) {
-            return replyMessage(reply)
-        }
-        return try await onThreadOfItsOwn { [self] () throws(CrossProcessPortError) in
-            try sendRequest(msgid: msgid, components: components, fileDescriptors: descriptors,
-                            sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
-        }
+        let reply = try await connection.asyncRequest(msgid: msgid, components: components, descriptors: descriptors,
+                                                      sendTimeout: max(0, sendTimeout.seconds),
+                                                      receiveTimeout: max(0, receiveTimeout.seconds))
+        return replyMessage(reply)
     }
-
-    /// Runs `request` (a blocking request) on a thread of its own (`pthread_create`, detached) and
-    /// awaits its reply, so that no cooperative-pool thread blocks. A thread the system will not
-    /// create fails the call with ``CrossProcessPortError/systemCallFailed(_:errno:)``
-    /// (`"pthread_create"`) before anything is sent; the task is never left waiting for a thread
-    /// that did not start.
-    ///
-    /// The outcome is handed over under a lock before the continuation resumes: the task may find
-    /// the continuation resumed before it suspended, and the runtime's hand-off on that path is
-    /// invisible to ThreadSanitizer, which would report the reply's fields, written on the
-    /// request's thread, as racing with the task's reads.
-    private func onThreadOfItsOwn(_ request: @escaping @Sendable () throws(CrossProcessPortError) -> MessagePort.Message)
-        async throws(CrossProcessPortError) -> MessagePort.Message {
-        let handoff = RequestOutcome()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            do throws(PortRunLoopError) {
-                System.detach(try System.spawnThread {
-                    let outcome: Result<MessagePort.Message, CrossProcessPortError>
-                    do throws(CrossProcessPortError) { outcome = .success(try request()) } catch { outcome = .failure(error) }
-                    handoff.outcome.withLock { $0 = outcome }
-                    continuation.resume()
-                })
-            } catch {
-                handoff.outcome.withLock { $0 = .failure(CrossProcessPortError(error)) }
-                continuation.resume()
-            }
-        }
-        return try handoff.outcome.withLock { $0 }!.get()
-    }
-}
-
-/// The outcome of a request run on a thread of its own (the async forms of `sendRequest`), handed
-/// to the awaiting task.
-///
-/// Thread-safety: `Sendable`; `outcome` is guarded by its mutex.
-private final class RequestOutcome: Sendable {
-    let outcome = TracedMutex<Result<MessagePort.Message, CrossProcessPortError>?>(nil)
 }
 
 extension MessagePort {

@@ -75,9 +75,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The ``ReplyWatchSet`` the socket is in once an async request was made on the connection,
     /// and the token it is registered with; taken out when the connection closes (``closeIfEnded()``).
     @exclusivity(unchecked) private var asyncWatch: (set: ReplyWatchSet, token: UInt64)?
-    /// The socket is armed in ``asyncWatch``'s set: a task waits for a reply, and the reader
-    /// thread has not been told since it was armed (``readForWaitingTasks()``).
+    /// The socket is armed in ``asyncWatch``'s set: a task waits, and the reader thread has not
+    /// been told since it was armed (``readForWaitingTasks()``); `forRoom`: for writability too.
     @exclusivity(unchecked) private var asyncArmed = false
+    @exclusivity(unchecked) private var asyncArmedForRoom = false
+    /// Async requests' tasks waiting to send: for a credit (a frame read from the socket, by
+    /// whichever thread reads it, resumes them) or, with `forRoom`, for room in the socket (the
+    /// reader thread's report resumes them). Each then tries again (``awaitRoomToSend(until:)``).
+    @exclusivity(unchecked) private var roomWaits: [ReplyWait] = []
     /// When the reader thread's timer for async requests' receive deadlines fires (monotonic
     /// seconds), nil when none is armed (``armAsyncTimer(for:)``).
     @exclusivity(unchecked) private var asyncTimerDue: Double?
@@ -488,19 +493,15 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// (``ReplyWait/finish()``), and its timer completes the wait at the receive deadline.
     /// Cancelling the task completes the wait too.
     ///
-    /// Returns nil, having sent nothing, when the request could not go at once and `sendTimeout`
-    /// allows waiting: the caller then makes the blocking request on a thread of its own, which
-    /// waits for the credit (one comes back only as the publisher's loop takes messages).
+    /// A request that cannot go at once (no credit: the receiver's queue is full; or no room in
+    /// the socket) waits for that, suspended too, until `sendTimeout` (``awaitRoomToSend(until:)``),
+    /// and tries again.
     func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Double,
-                      receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply? {
+                      receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply {
         try startAsyncReading()
         let wait = ReplyWait(waiter: nil)
-        let id: UInt64, sentAt: Double
-        switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
-        case .success(let sent): (id, sentAt) = sent
-        case .failure(.sendTimedOut) where sendTimeout > 0: return nil
-        case .failure(let error): throw error
-        }
+        let (id, sentAt) = try await sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors,
+                                                      until: System.monotonicSeconds() + sendTimeout)
         let deadline = sentAt + receiveTimeout
         // While replies have been coming within microseconds, the task reads the socket for this
         // one first, for at most 20 µs, yielding (as a thread waiting without a loop does,
@@ -536,10 +537,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     wait.deadline = deadline
                     wait.continuation = continuation
                     armForWaitingTasks()
-                    guard !wait.isComplete else { return nil } // the arming failed: the connection ended
-                    guard deadline < (asyncTimerDue ?? .infinity) else { return nil }
-                    asyncTimerDue = deadline
-                    return deadline
+                    return wait.isComplete ? nil : timerDue(for: deadline) // complete: the arming failed, the connection ended
                 }
                 if let armAt { armAsyncTimer(for: armAt) }
             }
@@ -560,6 +558,77 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         WaitSpin.current.record(answeredAfter: answerGap == .infinity ? .infinity : min(now - suspendedAt, answerGap))
     }
 
+    /// ``sendRequestFrame(for:msgid:components:descriptors:sendTimeout:)`` for an async request: it
+    /// tries at once, and while it cannot go (no credit, no room in the socket) and `deadline` has
+    /// not passed, waits suspended for what it lacks (``awaitRoomToSend(until:)``) and tries again.
+    private func sendRequestFrame(for wait: ReplyWait, msgid: UInt32, components: [Data], descriptors: [Int32],
+                                  until deadline: Double) async throws(CrossProcessPortError) -> (id: UInt64, sentAt: Double) {
+        while true {
+            switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
+            case .success(let sent): return sent
+            case .failure(.sendTimedOut) where System.monotonicSeconds() < deadline: try await awaitRoomToSend(until: deadline)
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// Suspends the task until it may try to send again: a credit came (read by any thread), the
+    /// socket has room (the reader thread, for which the socket is armed for writability too),
+    /// the connection ended, or `deadline` (the send deadline; the reader thread's timer) passed.
+    /// Looks again under the lock first: what came since the failed try ends the wait at once.
+    /// Throws ``CrossProcessPortError/cancelled`` when the task was cancelled (nothing was sent).
+    private func awaitRoomToSend(until deadline: Double) async throws(CrossProcessPortError) {
+        let room = ReplyWait(waiter: nil)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let armAt = locked { () -> Double? in
+                    guard !room.isComplete else { // cancelled already
+                        continuation.resume()
+                        return nil
+                    }
+                    let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
+                    guard ended == nil, fd >= 0, !roomInSocket else {
+                        room.complete()
+                        continuation.resume()
+                        return nil
+                    }
+                    room.forRoom = credits > 0 // a credit is in hand: the socket is full
+                    room.deadline = deadline
+                    room.continuation = continuation
+                    roomWaits.append(room)
+                    armForWaitingTasks()
+                    return room.isComplete ? nil : timerDue(for: deadline) // complete: the arming failed, the connection ended
+                }
+                if let armAt { armAsyncTimer(for: armAt) }
+            }
+        } onCancel: {
+            locked {
+                guard !room.isComplete else { return }
+                room.cancelled = true
+                room.finish()
+            }
+        }
+        let cancelled = locked { () -> Bool in
+            roomWaits.removeAll { $0 === room }
+            return room.cancelled
+        }
+        if cancelled { throw .cancelled }
+    }
+
+    /// With the lock held: the reader thread's timer must be armed for `deadline` (returned) when
+    /// it is earlier than the armed one (a wait due no earlier arms none); it is then recorded.
+    private func timerDue(for deadline: Double) -> Double? {
+        guard deadline < (asyncTimerDue ?? .infinity) else { return nil }
+        asyncTimerDue = deadline
+        return deadline
+    }
+
+    /// With the lock held: resumes the tasks waiting to send (all of them, or only those waiting
+    /// for a credit): each tries again, and waits again if it still cannot go.
+    private func resumeRoomWaits(forRoomToo: Bool) {
+        for room in roomWaits where !room.isComplete && (forRoomToo || !room.forRoom) { room.finish() }
+    }
+
     /// Puts the socket in the ``RequestReaderThread``'s ``ReplyWatchSet``, once, not armed. A
     /// refusal is this call's error; the next async request tries again. On a closed connection
     /// it does nothing (the request's send finds the end).
@@ -577,35 +646,45 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }
     }
 
-    /// With the lock held: arms the socket in its set if a task waits for a reply and it is not
-    /// armed already. The kernel reports a socket readable already at once. A refused arming ends
-    /// the connection (nothing would read the reply): the waiting requests complete, and throw
-    /// the error.
+    /// With the lock held: arms the socket in its set if a task waits (for a reply or a credit:
+    /// readability; for room in the socket: writability too) and it is not so armed already. The
+    /// kernel reports at once a socket ready already. A refused arming ends the connection
+    /// (nothing would read the reply): the waiting requests complete, and throw the error.
     private func armForWaitingTasks() {
-        guard !asyncArmed, ended == nil, fd >= 0, let asyncWatch, suspendedTasks > 0 else { return }
-        if let error = asyncWatch.set.arm(fd, token: asyncWatch.token) {
+        guard ended == nil, fd >= 0, let asyncWatch, suspendedTasks > 0 else { return }
+        let forRoom = roomWaits.contains { $0.forRoom && !$0.isComplete }
+        guard !asyncArmed || (forRoom && !asyncArmedForRoom) else { return }
+        if let error = asyncWatch.set.arm(fd, token: asyncWatch.token, forWriting: forRoom) {
             logger.warning("MessagePort connection to another process ended: its socket could not be watched for a reply", metadata: [
                 LogKey.portName: "\(name)", LogKey.error: "\(error)"])
             markEnded(.systemCallFailed("epoll_ctl", errno: error.code), reason: .connectionFailed("epoll_ctl: \(error)"))
             return
         }
         asyncArmed = true
+        asyncArmedForRoom = forRoom
     }
 
-    /// With the lock held: how many async requests' tasks are suspended waiting for their reply.
+    /// With the lock held: how many async requests' tasks are suspended, waiting for their reply
+    /// or to send.
     private var suspendedTasks: Int {
         var count = 0
         requests.forEach { wait in
             if wait.continuation != nil, !wait.isComplete { count += 1 }
         }
+        for room in roomWaits where room.continuation != nil && !room.isComplete { count += 1 }
         return count
     }
 
-    /// The reader thread, told by the ``ReplyWatchSet`` that the socket is readable (or hung up):
-    /// the one-shot arming is spent; reads every frame waiting (a waiting task's reply resumes
-    /// it), then arms the socket again if a task still waits.
+    /// The reader thread, told by the ``ReplyWatchSet`` that the socket is ready (readable,
+    /// writable, or hung up): the one-shot arming is spent; the tasks waiting for room try again,
+    /// every frame waiting is read (a waiting task's reply resumes it, a credit those waiting for
+    /// one), then the socket is armed again if a task still waits.
     func readForWaitingTasks() {
-        locked { asyncArmed = false }
+        locked {
+            asyncArmed = false
+            asyncArmedForRoom = false
+            resumeRoomWaits(forRoomToo: true)
+        }
         _ = readOnLoop(stoppingAt: nil)
         locked { armForWaitingTasks() }
     }
@@ -631,10 +710,12 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             asyncTimerDue = nil
             let now = System.monotonicSeconds()
             var next = Double.infinity
-            requests.forEach { wait in // a blocking request's deadline is its waiter's: infinity here
+            func due(_ wait: ReplyWait) {
                 guard !wait.isComplete else { return }
                 if wait.deadline <= now { wait.finish() } else { next = min(next, wait.deadline) }
             }
+            requests.forEach(due) // a blocking request's deadline is its waiter's: infinity here
+            roomWaits.forEach(due) // an async request's send deadline: it tries once more, and times out
             guard next < .infinity else { return nil }
             asyncTimerDue = next
             return next
@@ -839,6 +920,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         case .credit:
             credits += Int(frame.firstID)
             if credits > parameters.credits { protocolViolation("more credits returned than granted") }
+            resumeRoomWaits(forRoomToo: false)
         case .reply:
             if let wait = requests[id: frame.firstID], wait.reply == nil {
                 wait.reply = ReplyWait.Reply(msgid: frame.msgid, components: frame.components, descriptors: descriptors)
@@ -908,6 +990,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if fd >= 0 { System.shutdown(fd) }
         closeIfEnded()
         requests.forEach { $0.finish() }
+        resumeRoomWaits(forRoomToo: true)
         condition.broadcast()
     }
 

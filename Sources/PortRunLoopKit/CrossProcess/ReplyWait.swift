@@ -10,7 +10,8 @@ import Foundation
 ///
 /// An async request's wait has no waiting thread: the connection resumes its task
 /// (``continuation``) when it completes the wait, and the reader thread's timer completes it at
-/// its ``deadline``.
+/// its ``deadline``. An async request that cannot be sent yet waits the same way, for a credit or
+/// room in the socket, in a wait of this kind that carries no reply (the connection's `roomWaits`).
 ///
 /// Thread-safety: `@unchecked Sendable`; `reply`, `answerGap`, `continuation`, `cancelled` and `deadline` are
 /// guarded by the connection's mutex (written there before ``BlockingCall/complete()``, read there
@@ -34,8 +35,11 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// An async request whose task was cancelled before its reply came.
     @exclusivity(unchecked) var cancelled = false
     /// An async request's receive deadline (monotonic seconds), set once its frame went out;
-    /// `.infinity` until then, and for a blocking request, whose waiter keeps its own.
+    /// `.infinity` until then, and for a blocking request, whose waiter keeps its own. For a
+    /// wait to send, the send deadline.
     @exclusivity(unchecked) var deadline = Double.infinity
+    /// A wait to send that waits for room in the socket (a credit is in hand), not for a credit.
+    @exclusivity(unchecked) var forRoom = false
 
     /// With the connection's mutex held: completes the wait and resumes its task if one waits.
     func finish() {

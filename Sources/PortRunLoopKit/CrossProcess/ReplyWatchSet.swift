@@ -1,9 +1,10 @@
 
 /// The connections async requests wait on, as the ``RequestReaderThread`` watches them: an epoll
 /// instance of the library's own, itself a read source of that thread's loop. Each connection's
-/// socket is in it once, one-shot (`EPOLLONESHOT`), and armed for reading only while a task waits
-/// for a reply on it: the task arms it as it suspends, and the reader thread, woken, reads the
-/// socket and arms it again if a task still waits.
+/// socket is in it once, one-shot (`EPOLLONESHOT`), and armed only while a task waits on it: for
+/// reading while one waits for a reply or a credit, for writing too while one waits for room in
+/// the socket. The task arms it as it suspends, and the reader thread, woken, reads the socket
+/// and arms it again if a task still waits.
 ///
 /// Why not a read source of the reader loop per connection, armed for the connection's life:
 /// every reply would wake the reader thread, also a reply the waiting task reads itself while it
@@ -62,10 +63,10 @@ final class ReplyWatchSet: @unchecked Sendable {
         return token
     }
 
-    /// Arms `fd` for one report of readability (``System/armOneShot(_:token:in:)``); nil, or
-    /// `epoll_ctl`'s error.
-    func arm(_ fd: Int32, token: UInt64) -> System.Errno? {
-        System.armOneShot(fd, token: token, in: descriptor)
+    /// Arms `fd` for one report of readability, or writability too
+    /// (``System/armOneShot(_:token:in:forWriting:)``); nil, or `epoll_ctl`'s error.
+    func arm(_ fd: Int32, token: UInt64, forWriting: Bool) -> System.Errno? {
+        System.armOneShot(fd, token: token, in: descriptor, forWriting: forWriting)
     }
 
     /// Takes `fd` out of the set, before it is closed.

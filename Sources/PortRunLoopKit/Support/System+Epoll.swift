@@ -27,13 +27,13 @@ extension System {
         return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0 ? nil : Errno(errno)
     }
 
-    /// `epoll_ctl(EPOLL_CTL_MOD)`: arms `fd` once for reading (`EPOLLIN | EPOLLONESHOT`); after one
-    /// report it is disarmed until armed again. The kernel looks at the fd as it arms it, so an fd
-    /// readable already is reported at once: arming after a last look that found nothing loses no
-    /// wake-up.
-    static func armOneShot(_ fd: Int32, token: UInt64, in epoll: Int32) -> Errno? {
+    /// `epoll_ctl(EPOLL_CTL_MOD)`: arms `fd` once for reading, and for writing too when asked
+    /// (`EPOLLIN | EPOLLONESHOT`, `| EPOLLOUT`); after one report it is disarmed until armed
+    /// again. The kernel looks at the fd as it arms it, so an fd ready already is reported at
+    /// once: arming after a last look that found nothing loses no wake-up.
+    static func armOneShot(_ fd: Int32, token: UInt64, in epoll: Int32, forWriting: Bool) -> Errno? {
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLONESHOT.rawValue
+        event.events = EPOLLIN.rawValue | EPOLLONESHOT.rawValue | (forWriting ? EPOLLOUT.rawValue : 0)
         event.data.u64 = token
         return epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event) == 0 ? nil : Errno(errno)
     }
