@@ -21,11 +21,11 @@ import PortRunLoopTestSupport
 
     /// An async request to `remote` in a task of its own (preferring `loop`'s thread when given),
     /// whose value is the error it ended with (nil: it got a reply).
-    private func pendingRequest(_ remote: MessagePort, msgid: UInt32, receiveTimeout: Duration,
+    private func pendingRequest(_ remote: MessagePort, msgid: UInt32, sendTimeout: Duration = .seconds(5), receiveTimeout: Duration,
                                 on loop: PortRunLoop? = nil) -> Task<CrossProcessPortError?, Never> {
         Task(executorPreference: loop?.taskExecutor) {
             await thrownError { () async throws(CrossProcessPortError) in
-                _ = try await remote.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: receiveTimeout)
+                _ = try await remote.sendRequest(msgid: msgid, sendTimeout: sendTimeout, receiveTimeout: receiveTimeout)
             }
         }
     }
@@ -169,7 +169,8 @@ import PortRunLoopTestSupport
         let caller = try RunLoopThread(name: "no-threads-here")
         defer { caller.stop() }
         try caller.loop.performAndWait { try SyscallRefusal.threadCreation(errno: EAGAIN).installOnCurrentThread() }
-        let waiting = pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(10), on: caller.loop)
+        // Timeouts beyond the suite's time limit: the test may be resumed late on a loaded machine.
+        let waiting = pendingRequest(remote, msgid: 2, sendTimeout: .seconds(600), receiveTimeout: .seconds(600), on: caller.loop)
         #expect(eventually { connection.asyncWatchState.tasksWaiting == 1 })
         process.tell("go") // the loop takes message 1, and its credit comes back
         #expect(await waiting.value == nil)
@@ -187,7 +188,8 @@ import PortRunLoopTestSupport
         #expect(remote.send(before: Date(), msgid: 1)) // the only credit
         let caller = try RunLoopThread(name: "cancel-credit")
         defer { caller.stop() }
-        let waiting = pendingRequest(remote, msgid: 2, receiveTimeout: .seconds(10), on: caller.loop)
+        // Timeouts beyond the suite's time limit: the test may be resumed late on a loaded machine.
+        let waiting = pendingRequest(remote, msgid: 2, sendTimeout: .seconds(600), receiveTimeout: .seconds(600), on: caller.loop)
         #expect(eventually { connection.asyncWatchState.tasksWaiting == 1 })
         waiting.cancel()
         #expect(await waiting.value == .cancelled)

@@ -37,12 +37,13 @@ import PortRunLoopTestSupport
 
     /// An async request in a task of its own on `loop`'s thread (not the shared pool, which the
     /// test's own blocking reads and other suites may hold): the reply's msgid, or the error it
-    /// ended with.
+    /// ended with. Its timeouts are longer than the suite's time limit: the test's own task may
+    /// be resumed late on a loaded machine, and the request must still be waiting then.
     private func request(_ port: MessagePort, msgid: UInt32, on loop: PortRunLoop)
         -> Task<Result<UInt32, CrossProcessPortError>, Never> {
         Task(executorPreference: loop.taskExecutor) {
             do throws(CrossProcessPortError) {
-                return .success(try await port.sendRequest(msgid: msgid, sendTimeout: .seconds(5), receiveTimeout: .seconds(10)).msgid)
+                return .success(try await port.sendRequest(msgid: msgid, sendTimeout: .seconds(600), receiveTimeout: .seconds(600)).msgid)
             } catch {
                 return .failure(error)
             }
