@@ -89,6 +89,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Replies that came after their request gave up, routed messages for unknown routes or
     /// refused by a full reply port.
     @exclusivity(unchecked) private(set) var dropped = 0
+    /// The continuations of tasks whose waits completed, resumed once the lock is let go
+    /// (``unlockResumingTasks()``).
+    @exclusivity(unchecked) private var resumeAfterUnlocking: [CheckedContinuation<Void, Never>] = []
     /// This side's answer times (``AnswerTiming``), and how soon the exchange turned around by the
     /// last reply or routed message read (set to infinity by a reader before it reads).
     @exclusivity(unchecked) private var answers = AnswerTiming()
@@ -186,15 +189,35 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         return try body()
     }
 
-    /// Lets the lock go; then, if the connection ended meanwhile (and not by the port's own
-    /// invalidation), tells the end observer, once.
+    /// Lets the lock go; then resumes the tasks whose waits completed meanwhile
+    /// (``resumeAfterUnlocking``) and, if the connection ended meanwhile (and not by the port's
+    /// own invalidation), tells the end observer, once.
     private func unlockReportingEnd() {
-        guard endToReport != nil else { condition.unlock(); return } // the usual case, kept short
+        // The usual case, kept short.
+        guard endToReport != nil || !resumeAfterUnlocking.isEmpty else { condition.unlock(); return }
         let report = endToReport.map { reason in (reason, endObserver) }
         endToReport = nil
         if report != nil { endObserver = nil }
-        condition.unlock()
+        unlockResumingTasks()
         if let (reason, observer) = report { observer?(reason) }
+    }
+
+    /// Lets the lock go, then resumes the tasks whose waits completed meanwhile. Never under the
+    /// lock: a task being cancelled holds its status lock while its cancellation handler runs,
+    /// which takes this lock (to end the wait), and resuming a task takes its status lock.
+    private func unlockResumingTasks() {
+        guard !resumeAfterUnlocking.isEmpty else { condition.unlock(); return }
+        let resumes = resumeAfterUnlocking
+        resumeAfterUnlocking.removeAll()
+        condition.unlock()
+        for continuation in resumes { continuation.resume() }
+    }
+
+    /// With the lock held: completes `wait`; its task, if one waits, is resumed once the lock
+    /// is let go, so every critical section that may complete a wait lets the lock go through
+    /// ``unlockResumingTasks()`` (``locked(_:)``, ``unlockReportingEnd()``), never `withLock`.
+    private func finish(_ wait: ReplyWait) {
+        if let continuation = wait.finish() { resumeAfterUnlocking.append(continuation) }
     }
 
     // MARK: RemoteEndpoint
@@ -225,7 +248,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     func invalidate() {
-        condition.withLock { _ in
+        locked { // resumes the tasks the end completes
             endObserver = nil // the port is invalidating itself: nothing to report
             markEnded(.invalidPort, reason: .invalidated)
         }
@@ -239,7 +262,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// How the reader thread watches the socket (``ReplyWatchSet``), as the connection sees it:
     /// the socket (-1 once closed), the set's epoll instance and the token the socket is
     /// registered with (nil before the first async request), whether it was armed and not yet
-    /// reported, and how many tasks wait for a reply. For tests, which compare it with the
+    /// reported, and how many tasks wait (for a reply, or to send). For tests, which compare it with the
     /// kernel's view (`/proc/self/fdinfo` of the set).
     var asyncWatchState: (socket: Int32, epoll: Int32?, token: UInt64?, armed: Bool, tasksWaiting: Int) {
         condition.withLock { _ in (fd, asyncWatch?.set.descriptor, asyncWatch?.token, asyncArmed, suspendedTasks) }
@@ -490,7 +513,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// sent from the calling task when it can go at once (a credit, and room in the socket), then
     /// awaited with no thread blocked. The ``RequestReaderThread`` reads the socket while the task
     /// waits (``ReplyWatchSet``): the reply completes the wait and resumes the task
-    /// (``ReplyWait/finish()``), and its timer completes the wait at the receive deadline.
+    /// (``finish(_:)``), and its timer completes the wait at the receive deadline.
     /// Cancelling the task completes the wait too.
     ///
     /// A request that cannot go at once (no credit: the receiver's queue is full; or no room in
@@ -531,7 +554,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                 // after the task is attached: a reader thread it wakes finds the task to resume.
                 let armAt = locked { () -> Double? in
                     guard !wait.isComplete else {
-                        continuation.resume()
+                        resumeAfterUnlocking.append(continuation)
                         return nil
                     }
                     wait.deadline = deadline
@@ -545,7 +568,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             locked {
                 guard !wait.isComplete else { return }
                 wait.cancelled = true
-                wait.finish()
+                finish(wait)
             }
         }
         // The sooner of the wait and the exchange's answer times: the wait counts two wake-ups
@@ -583,13 +606,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let armAt = locked { () -> Double? in
                     guard !room.isComplete else { // cancelled already
-                        continuation.resume()
+                        resumeAfterUnlocking.append(continuation)
                         return nil
                     }
                     let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
                     guard ended == nil, fd >= 0, !roomInSocket else {
                         room.complete()
-                        continuation.resume()
+                        resumeAfterUnlocking.append(continuation)
                         return nil
                     }
                     room.forRoom = credits > 0 // a credit is in hand: the socket is full
@@ -605,7 +628,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             locked {
                 guard !room.isComplete else { return }
                 room.cancelled = true
-                room.finish()
+                finish(room)
             }
         }
         let cancelled = locked { () -> Bool in
@@ -626,7 +649,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// With the lock held: resumes the tasks waiting to send (all of them, or only those waiting
     /// for a credit): each tries again, and waits again if it still cannot go.
     private func resumeRoomWaits(forRoomToo: Bool) {
-        for room in roomWaits where !room.isComplete && (forRoomToo || !room.forRoom) { room.finish() }
+        for room in roomWaits where !room.isComplete && (forRoomToo || !room.forRoom) { finish(room) }
     }
 
     /// Puts the socket in the ``RequestReaderThread``'s ``ReplyWatchSet``, once, not armed. A
@@ -712,7 +735,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             var next = Double.infinity
             func due(_ wait: ReplyWait) {
                 guard !wait.isComplete else { return }
-                if wait.deadline <= now { wait.finish() } else { next = min(next, wait.deadline) }
+                if wait.deadline <= now { finish(wait) } else { next = min(next, wait.deadline) }
             }
             requests.forEach(due) // a blocking request's deadline is its waiter's: infinity here
             roomWaits.forEach(due) // an async request's send deadline: it tries once more, and times out
@@ -789,7 +812,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     // The socket is full (large frames): wait for room, without the lock.
                     let fd = self.fd
                     polling += 1
-                    condition.unlock()
+                    unlockResumingTasks()
                     let ready = System.monotonicSeconds() < deadline
                         ? System.poll(fd, for: .writable, untilMonotonic: deadline) : []
                     condition.lock()
@@ -835,14 +858,20 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         guard System.monotonicSeconds() < deadline else { return false }
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
-            // Another thread polls the socket; it wakes everyone when it has read.
+            // Another thread polls the socket; it wakes everyone when it has read. Tasks this
+            // thread completed are resumed first, and the caller looks again.
+            guard resumeAfterUnlocking.isEmpty else {
+                unlockResumingTasks()
+                condition.lock()
+                return true
+            }
             return condition.waitLocked(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
         }
         isReading = true
         polling += 1
         let fd = self.fd
         let wake = wakeFD
-        condition.unlock()
+        unlockResumingTasks()
         let ready = System.poll(fd, for: .readable, orWake: wake, untilMonotonic: deadline)
         condition.lock()
         isReading = false
@@ -925,7 +954,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             if let wait = requests[id: frame.firstID], wait.reply == nil {
                 wait.reply = ReplyWait.Reply(msgid: frame.msgid, components: frame.components, descriptors: descriptors)
                 wait.answerGap = lastAnswerGap
-                wait.finish()
+                finish(wait)
             } else {
                 dropped += 1 // its request gave up (receive timeout)
             }
@@ -989,7 +1018,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         if endObserver != nil { endToReport = reason }
         if fd >= 0 { System.shutdown(fd) }
         closeIfEnded()
-        requests.forEach { $0.finish() }
+        requests.forEach(finish)
         resumeRoomWaits(forRoomToo: true)
         condition.broadcast()
     }

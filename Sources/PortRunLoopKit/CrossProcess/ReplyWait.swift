@@ -30,7 +30,7 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// How soon the exchange turned around with both sides awake, by the reply's answer times
     /// (``AnswerTiming``); infinity until the reply is read.
     @exclusivity(unchecked) var answerGap = Double.infinity
-    /// An async request's task, once it waits; resumed (and cleared) by ``finish()``.
+    /// An async request's task, once it waits; handed back (and cleared) by ``finish()``.
     @exclusivity(unchecked) var continuation: CheckedContinuation<Void, Never>?
     /// An async request whose task was cancelled before its reply came.
     @exclusivity(unchecked) var cancelled = false
@@ -41,13 +41,12 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
     /// A wait to send that waits for room in the socket (a credit is in hand), not for a credit.
     @exclusivity(unchecked) var forRoom = false
 
-    /// With the connection's mutex held: completes the wait and resumes its task if one waits.
-    func finish() {
+    /// With the connection's mutex held: completes the wait and hands back the continuation of
+    /// its task if one waits, for the connection to resume once it has let the mutex go.
+    func finish() -> CheckedContinuation<Void, Never>? {
         complete()
-        if let continuation {
-            self.continuation = nil
-            continuation.resume()
-        }
+        defer { continuation = nil }
+        return continuation
     }
 
     /// Nothing has started that must be waited for: the wait ends (with no reply: a timeout).
