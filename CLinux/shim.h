@@ -1,5 +1,5 @@
 // The Linux system calls Swift's Glibc module does not export, or exports awkwardly: epoll(7),
-// eventfd(2) and timerfd(2) for the loop, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
+// eventfd(2) and timerfd(2) for the loop, a thread's kernel name, and the Unix-domain socket calls of cross-process ports (SOCK_SEQPACKET,
 // SO_PEERCRED, sockaddr_un, MSG_NOSIGNAL/MSG_TRUNC, recvmmsg); and the thread-locals of the hand-off paths.
 // PortRunLoopKit's Support/System*.swift and Support/ThreadLocals.swift files are their only users.
 #ifndef PORTRUNLOOP_CLINUX_SHIM_H
@@ -17,6 +17,14 @@
 #include <poll.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
+
+/// `prctl(PR_SET_NAME)`: the calling thread's kernel name (`prctl` is variadic, which Swift
+/// cannot call; `pthread_setname_np` is declared only under `_GNU_SOURCE`). The kernel keeps the
+/// first 15 bytes. 0, or -1 with errno set.
+static inline int portrunloop_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
+}
 
 /// The most bytes of a socket path, without the terminating NUL (`sizeof(sun_path) - 1`).
 static inline int portrunloop_max_socket_path(void) {

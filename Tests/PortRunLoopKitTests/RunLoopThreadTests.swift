@@ -15,6 +15,18 @@ import PortRunLoopTestSupport
         #expect(try thread.loop.performAndWait { Thread.current.name } == "worker")
     }
 
+    @Test func aLongNameIsCutToTheKernelsFifteenBytes() throws {
+        // The kernel keeps 15 bytes of a thread's name; a longer one is cut, not refused (a
+        // refused name left the thread with the name of the thread that made it).
+        let thread = try RunLoopThread(name: "portrunloop.requests-and-more")
+        defer { thread.stop() }
+        let kernelName = try thread.loop.performAndWait {
+            try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+        }
+        #expect(kernelName == "portrunloop.req")
+        #expect(thread.name == "portrunloop.requests-and-more")
+    }
+
     @Test func stopHandlesEverythingQueuedBeforeItThenShutsDown() throws {
         let thread = try RunLoopThread(name: "stopper")
         let port = MessagePort(queueLimit: 1000)

@@ -547,30 +547,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// on how soon the reply came.
     private func awaitReply(_ wait: ReplyWait, until deadline: Double) async {
         let suspendedAt = System.monotonicSeconds()
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                // Under the mutex: whoever completes the wait resumes the task if it is already
-                // attached, and a wait completed before it is resumed here. The socket is armed
-                // after the task is attached: a reader thread it wakes finds the task to resume.
-                let armAt = locked { () -> Double? in
-                    guard !wait.isComplete else {
-                        resumeAfterUnlocking.append(continuation)
-                        return nil
-                    }
-                    wait.deadline = deadline
-                    wait.continuation = continuation
-                    armForWaitingTasks()
-                    return wait.isComplete ? nil : timerDue(for: deadline) // complete: the arming failed, the connection ended
-                }
-                if let armAt { armAsyncTimer(for: armAt) }
-            }
-        } onCancel: {
-            locked {
-                guard !wait.isComplete else { return }
-                wait.cancelled = true
-                finish(wait)
-            }
-        }
+        await suspend(on: wait, until: deadline) { true }
         // The sooner of the wait and the exchange's answer times: the wait counts two wake-ups
         // (the reader thread's, and the thread's the task resumed on).
         let now = System.monotonicSeconds()
@@ -602,40 +579,53 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Throws ``CrossProcessPortError/cancelled`` when the task was cancelled (nothing was sent).
     private func awaitRoomToSend(until deadline: Double) async throws(CrossProcessPortError) {
         let room = ReplyWait(waiter: nil)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let armAt = locked { () -> Double? in
-                    guard !room.isComplete else { // cancelled already
-                        resumeAfterUnlocking.append(continuation)
-                        return nil
-                    }
-                    let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
-                    guard ended == nil, fd >= 0, !roomInSocket else {
-                        room.complete()
-                        resumeAfterUnlocking.append(continuation)
-                        return nil
-                    }
-                    room.forRoom = credits > 0 // a credit is in hand: the socket is full
-                    room.deadline = deadline
-                    room.continuation = continuation
-                    roomWaits.append(room)
-                    armForWaitingTasks()
-                    return room.isComplete ? nil : timerDue(for: deadline) // complete: the arming failed, the connection ended
-                }
-                if let armAt { armAsyncTimer(for: armAt) }
+        await suspend(on: room, until: deadline) {
+            let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
+            guard ended == nil, fd >= 0, !roomInSocket else {
+                room.complete()
+                return false
             }
-        } onCancel: {
-            locked {
-                guard !room.isComplete else { return }
-                room.cancelled = true
-                finish(room)
-            }
+            room.forRoom = credits > 0 // a credit is in hand: the socket is full
+            roomWaits.append(room)
+            return true
         }
         let cancelled = locked { () -> Bool in
             roomWaits.removeAll { $0 === room }
             return room.cancelled
         }
         if cancelled { throw .cancelled }
+    }
+
+    /// Suspends the task on `wait` (a request's wait for its reply, or a wait to send) until it
+    /// completes: by whoever completes it (the reader thread; any thread that reads a credit or
+    /// finds the connection ended), its `deadline` (the reader thread's timer, armed here when it
+    /// is earlier than the armed one), or the task's cancellation (`wait.cancelled`). Under the
+    /// lock, `register` decides whether to wait at all (false: the task goes on at once) and
+    /// records the wait where it will be found; a wait completed before the task is attached
+    /// resumes it at once. The socket is armed after the task is attached, so a reader thread it
+    /// wakes finds the task to resume.
+    private func suspend(on wait: ReplyWait, until deadline: Double, _ register: () -> Bool) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let armAt = locked { () -> Double? in
+                    guard !wait.isComplete, register() else {
+                        resumeAfterUnlocking.append(continuation)
+                        return nil
+                    }
+                    wait.deadline = deadline
+                    wait.continuation = continuation
+                    armForWaitingTasks()
+                    return wait.isComplete ? nil : timerDue(for: deadline) // complete: the arming failed, the connection ended
+                }
+                if let armAt { armAsyncTimer(for: armAt) }
+            }
+        } onCancel: {
+            locked {
+                guard !wait.isComplete else { return }
+                wait.cancelled = true
+                finish(wait)
+            }
+        }
     }
 
     /// With the lock held: the reader thread's timer must be armed for `deadline` (returned) when

@@ -155,10 +155,16 @@ enum System {
     @inline(__always)
     static func isSameThread(_ a: pthread_t, _ b: pthread_t) -> Bool { a == b }
 
-    /// Names the calling thread: Foundation's `Thread.current.name`, which also sets the kernel's
-    /// name (`pthread_setname_np`, at most 15 bytes) that debuggers and `top -H` show.
+    /// Names the calling thread: Foundation's `Thread.current.name`, and the kernel's name that
+    /// debuggers and `top -H` show (`prctl(PR_SET_NAME)`), cut to the 15 bytes the kernel keeps
+    /// (at a character's boundary). Foundation passes the whole name to `pthread_setname_np`,
+    /// which refuses a longer one (`ERANGE`): the thread then kept the name of the thread that
+    /// made it.
     static func setCurrentThreadName(_ name: String) {
         Thread.current.name = name
+        var cut = Substring(name)
+        while cut.utf8.count > 15 { cut = cut.dropLast() }
+        _ = portrunloop_set_thread_name(String(cut))
     }
 
     /// `pthread_create` running `body` on a new joinable thread. Throws when the system refuses.
