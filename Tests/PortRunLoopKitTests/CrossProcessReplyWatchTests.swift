@@ -95,7 +95,7 @@ import PortRunLoopTestSupport
     }
 
     @Test func aRegistrationTheKernelRefusesFailsTheRequestBeforeItIsSent() async throws {
-        _ = try RequestReaderThread.parts() // made before any refusal, which its thread would inherit
+        _ = try RequestReaderThread.watchSet() // made before any refusal, which its thread would inherit
         let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
         let connection = try #require(port.remote as? RemoteConnection)
@@ -117,7 +117,7 @@ import PortRunLoopTestSupport
     }
 
     @Test func anArmingTheKernelRefusesEndsTheConnectionWithTheError() async throws {
-        _ = try RequestReaderThread.parts() // made before any refusal, which its thread would inherit
+        _ = try RequestReaderThread.watchSet() // made before any refusal, which its thread would inherit
         let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
         let connection = try #require(port.remote as? RemoteConnection)

@@ -18,8 +18,10 @@ import Logging
 /// The end of the connection (either side's invalidation, the publisher's death, a protocol
 /// violation) is recorded with the lock held (``markEnded(_:reason:)``) and reported to the remote
 /// port (``endObserver``: it invalidates itself with the reason) once the lock is let go, by the
-/// thread that found it: every critical section that may find the end goes through ``locked(_:)``
-/// or ends with ``unlockReportingEnd()``.
+/// thread that found it. Tasks whose waits a critical section completed are resumed the same way,
+/// after the lock is let go (``finish(_:)``). So every critical section goes through ``locked(_:)``
+/// or ends with ``unlockReportingEnd()``, and a wait that lets the lock go in between does so
+/// through ``unlockResumingTasks()``; none uses the mutex's `withLock`.
 ///
 /// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition` (the library's one mutex type, here in its
 /// lock/unlock form because a reader lets it go around `poll`);
@@ -75,10 +77,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// The ``ReplyWatchSet`` the socket is in once an async request was made on the connection,
     /// and the token it is registered with; taken out when the connection closes (``closeIfEnded()``).
     @exclusivity(unchecked) private var asyncWatch: (set: ReplyWatchSet, token: UInt64)?
-    /// The socket is armed in ``asyncWatch``'s set: a task waits, and the reader thread has not
-    /// been told since it was armed (``readForWaitingTasks()``); `forRoom`: for writability too.
-    @exclusivity(unchecked) private var asyncArmed = false
-    @exclusivity(unchecked) private var asyncArmedForRoom = false
+    /// How the socket is armed in ``asyncWatch``'s set: for a task that waits, and the reader
+    /// thread has not been told since (``readForWaitingTasks()``).
+    @exclusivity(unchecked) private var asyncArming = AsyncArming.none
+    private enum AsyncArming { case none, reading, readingAndWriting }
     /// Async requests' tasks waiting to send: for a credit (a frame read from the socket, by
     /// whichever thread reads it, resumes them) or, with `forRoom`, for room in the socket (the
     /// reader thread's report resumes them). Each then tries again (``awaitRoomToSend(until:)``).
@@ -129,7 +131,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// Sets what is told when the connection ends (once, before any reading starts).
     func setEndObserver(_ observer: @escaping @Sendable (MessagePort.InvalidationReason) -> Void) {
-        condition.withLock { _ in endObserver = observer }
+        locked { endObserver = observer }
     }
 
     /// Watches the socket on `loop` so frames are read as they arrive (and the end is seen at
@@ -139,7 +141,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// refusal lets the next caller try again.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
         try keepWakeFD()
-        let fd = condition.withLock { _ -> Int32 in
+        let fd = locked { () -> Int32 in
             guard self.fd >= 0, readLoop == nil else { return -1 } // claimed: a second caller does nothing
             readLoop = loop
             polling += 1
@@ -172,9 +174,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// reading loop, the reader thread) wakes a thread polling it, once; kept until deinit (a
     /// poller may hold its number).
     private func keepWakeFD() throws(PortRunLoopError) {
-        if condition.withLock({ _ in wakeFD >= 0 }) { return }
+        if locked({ wakeFD >= 0 }) { return }
         let wake = try System.makeEventfd()
-        let kept = condition.withLock { _ -> Bool in
+        let kept = locked { () -> Bool in
             guard wakeFD < 0 else { return false }
             wakeFD = wake
             return true
@@ -214,8 +216,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     /// With the lock held: completes `wait`; its task, if one waits, is resumed once the lock
-    /// is let go, so every critical section that may complete a wait lets the lock go through
-    /// ``unlockResumingTasks()`` (``locked(_:)``, ``unlockReportingEnd()``), never `withLock`.
+    /// is let go (``unlockResumingTasks()``).
     private func finish(_ wait: ReplyWait) {
         if let continuation = wait.finish() { resumeAfterUnlocking.append(continuation) }
     }
@@ -255,9 +256,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     }
 
     /// Why the connection ended (what calls throw); nil while it is open.
-    var endError: CrossProcessPortError? { condition.withLock { _ in ended } }
+    var endError: CrossProcessPortError? { locked { ended } }
 
-    var readingLoop: PortRunLoop? { condition.withLock { _ in readLoop } }
+    var readingLoop: PortRunLoop? { locked { readLoop } }
 
     /// How the reader thread watches the socket (``ReplyWatchSet``), as the connection sees it:
     /// the socket (-1 once closed), the set's epoll instance and the token the socket is
@@ -265,7 +266,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// reported, and how many tasks wait (for a reply, or to send). For tests, which compare it with the
     /// kernel's view (`/proc/self/fdinfo` of the set).
     var asyncWatchState: (socket: Int32, epoll: Int32?, token: UInt64?, armed: Bool, tasksWaiting: Int) {
-        condition.withLock { _ in (fd, asyncWatch?.set.descriptor, asyncWatch?.token, asyncArmed, suspendedTasks) }
+        locked { (fd, asyncWatch?.set.descriptor, asyncWatch?.token, asyncArming != .none, suspendedTasks) }
     }
 
     /// Starts reading on `loop`, so that the connection's end is seen at once. A loop that has
@@ -327,7 +328,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// Returns the id and when the frame went out; on failure the wait is forgotten again.
     private func sendRequestFrame(for wait: ReplyWait, msgid: UInt32, components: [Data], descriptors: [Int32],
                                   sendTimeout: Double) -> Result<(id: UInt64, sentAt: Double), CrossProcessPortError> {
-        let id = condition.withLock { _ -> UInt64 in
+        let id = locked { () -> UInt64 in
             defer { nextRequestID += 1 }
             requests.insert(wait, id: nextRequestID)
             return nextRequestID
@@ -337,7 +338,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
                     descriptors: descriptors, before: start + sendTimeout, now: start) {
         case .success(let sentAt): return .success((id, sentAt))
         case .failure(let error):
-            condition.withLock { _ in requests.remove(id) }
+            locked { requests.remove(id) }
             return .failure(error)
         }
     }
@@ -443,7 +444,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// closed under it, and is cancelled when its request ends (``finishServing(_:)``). The kept
     /// one is cancelled before the fd is closed (``closeIfEnded()``), like the `readingOn:` source.
     private func serveReplies(on loop: PortRunLoop, for wait: ReplyWait) -> ReplyReader? {
-        let (kept, fd) = condition.withLock { _ -> (ReplyReader?, Int32) in
+        let (kept, fd) = locked { () -> (ReplyReader?, Int32) in
             guard self.fd >= 0 else { return (nil, -1) }
             if let kept = keptReader, kept.wait == nil, kept.serves(loop) {
                 kept.wait = wait
@@ -462,7 +463,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         }, reading: { [reader] in
             reader.connection.connection?.readOnLoop(stoppingAt: reader.wait) ?? false
         }) {
-            condition.withLock { _ in reader.source = source }
+            locked { reader.source = source }
             return reader
         }
         locked { polling -= 1; closeIfEnded() }
@@ -646,8 +647,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// refusal is this call's error; the next async request tries again. On a closed connection
     /// it does nothing (the request's send finds the end).
     private func startAsyncReading() throws(CrossProcessPortError) {
-        if condition.withLock({ _ in asyncWatch != nil }) { return }
-        let watched = try RequestReaderThread.parts().watched
+        if locked({ asyncWatch != nil }) { return }
+        let watched = try RequestReaderThread.watchSet()
         do throws(PortRunLoopError) {
             try keepWakeFD() // the reader thread reads while other threads may poll
         } catch {
@@ -666,15 +667,14 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private func armForWaitingTasks() {
         guard ended == nil, fd >= 0, let asyncWatch, suspendedTasks > 0 else { return }
         let forRoom = roomWaits.contains { $0.forRoom && !$0.isComplete }
-        guard !asyncArmed || (forRoom && !asyncArmedForRoom) else { return }
+        guard asyncArming == .none || (forRoom && asyncArming == .reading) else { return }
         if let error = asyncWatch.set.arm(fd, token: asyncWatch.token, forWriting: forRoom) {
             logger.warning("MessagePort connection to another process ended: its socket could not be watched for a reply", metadata: [
                 LogKey.portName: "\(name)", LogKey.error: "\(error)"])
             markEnded(.systemCallFailed("epoll_ctl", errno: error.code), reason: .connectionFailed("epoll_ctl: \(error)"))
             return
         }
-        asyncArmed = true
-        asyncArmedForRoom = forRoom
+        asyncArming = forRoom ? .readingAndWriting : .reading
     }
 
     /// With the lock held: how many async requests' tasks are suspended, waiting for their reply
@@ -694,8 +694,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// one), then the socket is armed again if a task still waits.
     func readForWaitingTasks() {
         locked {
-            asyncArmed = false
-            asyncArmedForRoom = false
+            asyncArming = .none
             resumeRoomWaits(forRoomToo: true)
         }
         _ = readOnLoop(stoppingAt: nil)
@@ -708,7 +707,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// armed one arms none (a reply that comes leaves it armed), so an exchange of requests with
     /// one receive timeout arms one per timeout, not one per request.
     private func armAsyncTimer(for due: Double) {
-        guard let loop = try? RequestReaderThread.parts().loop else { return } // made before any request was sent
+        guard let loop = locked({ asyncWatch?.set.loop }) else { return } // closed: its waits are complete
         let reference = WeakConnection(self)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: due - System.monotonicSeconds())) { [reference] _ in
             reference.connection?.asyncDeadlinesPassed()

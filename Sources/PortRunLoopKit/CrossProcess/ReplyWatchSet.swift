@@ -17,12 +17,14 @@
 /// at the socket as it arms it (`EPOLL_CTL_MOD`), a reply that came after the task's last look
 /// is reported at once.
 ///
-/// Thread-safety: `@unchecked Sendable`; `members` is guarded by its mutex; `descriptor` is
-/// immutable (`epoll_ctl` and `epoll_wait` are thread-safe); `ready` is used by the reader
+/// Thread-safety: `@unchecked Sendable`; `members` is guarded by its mutex; `descriptor` and
+/// `loop` are immutable (`epoll_ctl` and `epoll_wait` are thread-safe); `ready` is used by the reader
 /// thread only (``serveReady()``, the handler of the loop's source).
 final class ReplyWatchSet: @unchecked Sendable {
     /// The epoll instance (kept for the process's life, as its thread is).
     let descriptor: Int32
+    /// The reader thread's loop, which watches the set and runs the async requests' timers.
+    let loop: PortRunLoop
     private let members = TracedMutex<Members>(Members())
     private let ready = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: 64)
 
@@ -35,8 +37,9 @@ final class ReplyWatchSet: @unchecked Sendable {
         var refusal: PortRunLoopError?
     }
 
-    init(descriptor: Int32) {
+    init(descriptor: Int32, loop: PortRunLoop) {
         self.descriptor = descriptor
+        self.loop = loop
     }
 
     /// Only a set its loop refused is ever let go, once that loop's source (which holds it) is gone.

@@ -11,19 +11,14 @@
 ///
 /// Thread-safety: `Sendable`; the thread and its set are made under the mutex.
 enum RequestReaderThread {
-    /// The thread's loop and the set it watches.
-    struct Parts: Sendable {
-        let loop: PortRunLoop
-        let watched: ReplyWatchSet
-    }
+    private static let made = TracedMutex<(thread: RunLoopThread?, watchSet: ReplyWatchSet?)>((nil, nil))
 
-    private static let made = TracedMutex<(thread: RunLoopThread?, parts: Parts?)>((nil, nil))
-
-    /// The thread's loop and its set, made at the first call. A thread, an epoll instance or a
-    /// registration the system refuses is an error of this call only: the next one tries again.
-    static func parts() throws(CrossProcessPortError) -> Parts {
-        try made.withLock { (made: inout (thread: RunLoopThread?, parts: Parts?)) throws(CrossProcessPortError) -> Parts in
-            if let parts = made.parts { return parts }
+    /// The set the thread's loop watches (``ReplyWatchSet/loop`` is that loop), made with the
+    /// thread at the first call. A thread, an epoll instance or a registration the system refuses
+    /// is an error of this call only: the next one tries again.
+    static func watchSet() throws(CrossProcessPortError) -> ReplyWatchSet {
+        try made.withLock { (made: inout (thread: RunLoopThread?, watchSet: ReplyWatchSet?)) throws(CrossProcessPortError) -> ReplyWatchSet in
+            if let watchSet = made.watchSet { return watchSet }
             let thread: RunLoopThread
             if let made = made.thread {
                 thread = made
@@ -40,7 +35,7 @@ enum RequestReaderThread {
             case .success(let fd): epoll = fd
             case .failure(let error): throw .systemCallFailed("epoll_create1", errno: error.code)
             }
-            let watched = ReplyWatchSet(descriptor: epoll)
+            let watched = ReplyWatchSet(descriptor: epoll, loop: thread.loop)
             do throws(PortRunLoopError) {
                 // The source lives as long as the loop (it is never cancelled), and so does the
                 // set its handlers hold.
@@ -54,16 +49,15 @@ enum RequestReaderThread {
                 System.closeDescriptor(epoll)
                 throw CrossProcessPortError(error)
             }
-            let parts = Parts(loop: thread.loop, watched: watched)
-            made.parts = parts
-            return parts
+            made.watchSet = watched
+            return watched
         }
     }
 
     /// Lets `watched` go, if it is the set in use: its loop refused it.
     private static func forget(_ watched: ReplyWatchSet) {
         made.withLock { made in
-            if made.parts?.watched === watched { made.parts = nil }
+            if made.watchSet === watched { made.watchSet = nil }
         }
     }
 }
