@@ -50,6 +50,20 @@ import PortRunLoopTestSupport
         }
     }
 
+    /// A paired remote port, and a loop thread on which the kernel refuses `refusal(socket)` for
+    /// the port's socket. The reader thread is made first: a thread made on the refusing thread
+    /// would inherit the refusal.
+    private func refusingCaller(named name: String, _ refusal: (Int32) -> SyscallRefusal) throws
+        -> (MessagePort, Int32, RemoteConnection, RunLoopThread) {
+        _ = try RequestReaderThread.watchSet()
+        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
+        let connection = try #require(port.remote as? RemoteConnection)
+        let caller = try RunLoopThread(name: name)
+        let refused = refusal(connection.asyncWatchState.socket)
+        try caller.loop.performAndWait { try refused.installOnCurrentThread() }
+        return (port, peer, connection, caller)
+    }
+
     @Test func aWaitingTaskArmsTheSocketAndTheReaderThreadArmsItAgainForTheNext() async throws {
         let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
         defer { port.invalidate(); close(peer) }
@@ -95,14 +109,8 @@ import PortRunLoopTestSupport
     }
 
     @Test func aRegistrationTheKernelRefusesFailsTheRequestBeforeItIsSent() async throws {
-        _ = try RequestReaderThread.watchSet() // made before any refusal, which its thread would inherit
-        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
-        defer { port.invalidate(); close(peer) }
-        let connection = try #require(port.remote as? RemoteConnection)
-        let socket = connection.asyncWatchState.socket
-        let caller = try RunLoopThread(name: "no-epoll-add")
-        defer { caller.stop() }
-        try caller.loop.performAndWait { try SyscallRefusal.epollAddOf(fileDescriptor: socket, errno: ENOMEM).installOnCurrentThread() }
+        let (port, peer, connection, caller) = try refusingCaller(named: "no-epoll-add") { .epollAddOf(fileDescriptor: $0, errno: ENOMEM) }
+        defer { port.invalidate(); close(peer); caller.stop() }
         #expect(await request(port, msgid: 1, on: caller.loop).value == .failure(.systemCallFailed("epoll_ctl", errno: ENOMEM)))
         #expect(connection.asyncWatchState.token == nil)
         var entry = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
@@ -117,14 +125,8 @@ import PortRunLoopTestSupport
     }
 
     @Test func anArmingTheKernelRefusesEndsTheConnectionWithTheError() async throws {
-        _ = try RequestReaderThread.watchSet() // made before any refusal, which its thread would inherit
-        let (port, peer) = try makePairedRemotePort(credits: 8, invalidatedByItsEnd: true)
-        defer { port.invalidate(); close(peer) }
-        let connection = try #require(port.remote as? RemoteConnection)
-        let socket = connection.asyncWatchState.socket
-        let caller = try RunLoopThread(name: "no-epoll-mod")
-        defer { caller.stop() }
-        try caller.loop.performAndWait { try SyscallRefusal.epollModifyOf(fileDescriptor: socket, errno: ENOMEM).installOnCurrentThread() }
+        let (port, peer, _, caller) = try refusingCaller(named: "no-epoll-mod") { .epollModifyOf(fileDescriptor: $0, errno: ENOMEM) }
+        defer { port.invalidate(); close(peer); caller.stop() }
         // No reply comes: the task waits, and the arming of the socket for it is refused. Nothing
         // would read the reply, so the connection ends with the error rather than leave the task
         // to its receive timeout.
