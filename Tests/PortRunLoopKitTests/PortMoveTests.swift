@@ -1,5 +1,6 @@
 import Foundation
 import PortRunLoopKit
+import PortRunLoopStressEngine
 import Testing
 import PortRunLoopTestSupport
 
@@ -57,6 +58,32 @@ import PortRunLoopTestSupport
         try b.loop.performAndWait {}
         try b.loop.performAndWait {}
         #expect(seen.values.map(\.0) == (0..<20).map(UInt32.init))
+        port.invalidate()
+    }
+
+    @Test func aLoopThatShutsDownLetsGoOfAPortMovedToAnotherLoop() throws {
+        let b = try RunLoopThread(name: "move-exit-b")
+        defer { b.stop() }
+        let port = MessagePort(queueLimit: 10)
+        let seen = Recorder<(UInt32, String)>()
+        port.setHandler { message in seen.append((message.msgid, Thread.current.name ?? "")) }
+        try JoinableThread.run(name: "move-exit-a") {
+            let old = PortRunLoop.current
+            old.add(port, forMode: .default)
+            #expect(port.send(before: Date(), msgid: 0)) // held: this loop never runs
+            // Moved by another thread while this one runs no loop: the removal stays queued here,
+            // and the loop's registration of the port stays until the loop shuts down.
+            try JoinableThread.run(name: "move-exit-mover") {
+                old.remove(port, forMode: .default)
+                b.loop.add(port, forMode: .default)
+            }
+        } // the thread exits and its loop shuts down, the removal still queued
+        #expect(port.isValid, "a dead loop must not invalidate a port scheduled in another loop")
+        #expect(port.send(before: .distantFuture, msgid: 1))
+        try b.loop.performAndWait {}
+        let values = seen.values
+        #expect(values.map(\.0) == [0, 1], "the held message and the later one, on the new loop")
+        #expect(values.allSatisfy { $0.1 == "move-exit-b" })
         port.invalidate()
     }
 

@@ -55,9 +55,10 @@ extension PortRunLoop {
     }
 
     /// Removes `port` from `mode`. When it is in no mode of this loop any more it is unscheduled
-    /// (messages stay queued in it) and may at once be scheduled in another loop; a batch this
-    /// loop's thread is delivering at that moment is finished first (no other loop takes the
-    /// port's messages until then).
+    /// (messages stay queued in it) and may at once be scheduled in another loop. No other loop
+    /// takes the port's messages until this loop's thread has let go of it: at its next turn
+    /// (after a batch of the port it is delivering), or as the loop shuts down. Removed from
+    /// another thread while this loop's thread runs no loop, the port's messages wait for that.
     ///
     /// Thread-safety: any thread; takes effect like ``add(_:forMode:)-(MessagePort,_)``.
     public func remove(_ port: MessagePort, forMode mode: RunLoop.Mode) {
@@ -69,8 +70,11 @@ extension PortRunLoop {
     /// scheduled (``MessagePort/scheduledModes(on:)``), whatever order adds and removes made on
     /// other threads arrive in. Every add and remove queues one; each is idempotent.
     private func syncPort(_ port: MessagePort) {
-        if inbox.withLock({ $0.isShutDown }) { port.invalidate(); return }
-        let modes = port.scheduledModes(on: self)
+        // A shut-down loop invalidates the ports still scheduled in it (L4); one removed from it
+        // meanwhile only leaves, like any removed port.
+        let isShutDown = inbox.withLock { $0.isShutDown }
+        if isShutDown, port.invalidate(ifScheduledOn: self) { return }
+        let modes = isShutDown ? [] : port.scheduledModes(on: self)
         let id = ObjectIdentifier(port)
         if modes.isEmpty {
             if ports[id] != nil {

@@ -680,6 +680,21 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Whether this port is currently scheduled in `loop`.
     func isAttached(to loop: PortRunLoop) -> Bool { withLock { state.loop === loop } }
 
+    /// Owner thread of `loop`, as it shuts down: invalidates the port if it is still scheduled
+    /// there, and returns whether it did. A port another thread removed from `loop` (and may have
+    /// scheduled in a live loop since) is not `loop`'s to invalidate. The check and the marking
+    /// invalid share one critical section, so a removal and an add elsewhere made meanwhile find
+    /// the port invalid rather than leaving a live loop with a port the dead one then invalidates.
+    func invalidate(ifScheduledOn loop: PortRunLoop) -> Bool {
+        let scheduled = withLock { () -> Bool in
+            guard state.loop === loop, state.isValid else { return false }
+            state.isValid = false
+            return true
+        }
+        if scheduled { invalidate() }
+        return scheduled
+    }
+
     /// Owner thread of `loop`: `loop`'s registration of the port, if the port is scheduled there
     /// and the registration has been made (one lock on the line the batch's take locks next).
     func registration(on loop: PortRunLoop) -> PortRegistration? {
