@@ -136,16 +136,12 @@ extension PortRunLoop {
             }
             // Still registered (its block may have invalidated it, or a nested run unregistered it).
             guard timer.group != nil, timer.isValid else { continue }
-            if timer.fireDateVersion != timer.scheduledVersion {
-                // Its date was set since it was scheduled: by its block, or by another thread
-                // while the loop was deciding to fire it (that thread's re-arm found it out of
-                // the heap). Either way the new date stands.
-                schedule(timer)
-            } else if timer.repeats {
-                timer.advance(after: nowDate)
+            // A date set since it was scheduled (by its block, or by another thread while the
+            // loop was firing it: that thread's re-arm found it out of the heap) stands.
+            if timer.finishFiring(scheduledVersion: timer.scheduledVersion, now: nowDate) {
                 schedule(timer)
             } else {
-                timer.invalidate()
+                unregisterTimer(timer)
             }
         }
         return handled

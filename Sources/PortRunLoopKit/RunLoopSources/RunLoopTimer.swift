@@ -168,9 +168,23 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Moves the fire date past `now` by whole intervals (repeating timers).
-    func advance(after now: Date) {
+    /// Owner thread of its loop, once the timer's block returned: whether the timer is to be
+    /// scheduled again (for ``fireDate`` as it now stands). A date set since the timer was
+    /// scheduled (`scheduledVersion`), by its block or by another thread, stands. Otherwise a
+    /// repeating timer moves on by whole intervals past `now`, and a one-shot timer is done: it is
+    /// closed and let go of here, and the caller unregisters it.
+    ///
+    /// One critical section decides and acts, so a date another thread sets meanwhile is either
+    /// seen here (and stands) or set after the move on, whose re-arm then applies it; a setter
+    /// that comes after a one-shot is done finds it let go of, as on any invalidated timer.
+    func finishFiring(scheduledVersion: UInt64, now: Date) -> Bool {
         state.withLock { state in
+            if state.fireDateVersion != scheduledVersion { return true }
+            guard repeats else {
+                gate.close()
+                state.loop = nil
+                return false
+            }
             let missed = ((now.timeIntervalSince(state.fireDate)) / interval).rounded(.down)
             var next = state.fireDate.addingTimeInterval(interval * (max(missed, 0) + 1))
             // A first date so far in the past (or -infinity) that the arithmetic loses the cadence
@@ -178,6 +192,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
             let ahead = next.timeIntervalSince(now)
             if !(ahead > 0 && ahead <= interval) { next = now.addingTimeInterval(interval) }
             state.fireDate = next
+            return true
         }
     }
 }
