@@ -178,6 +178,26 @@ import PortRunLoopTestSupport
         #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["1", "2"])
     }
 
+    @Test func aTaskCancelledBeforeItsRequestSendsNothing() async throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let process = try publisher(directory, "pre-cancelled")
+        defer { process.kill9() }
+        let remote = try directory.registry.remotePort(named: "pre-cancelled")
+        let request = Task { () -> CrossProcessPortError? in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await thrownError { () async throws(CrossProcessPortError) in
+                _ = try await remote.sendRequest(msgid: 4, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+            }
+        }
+        #expect(await request.value == .cancelled)
+        // The publisher sees request 5 only: request 4 never went out.
+        let reply = try await remote.sendRequest(msgid: 5, sendTimeout: .seconds(10), receiveTimeout: .seconds(10))
+        #expect(reply.msgid == 1005)
+        #expect(process.waitForLine(startingWith: "MSG 5 ") != nil)
+        #expect(process.lines(startingWith: "MSG").map { $0.split(separator: " ")[1] } == ["5"])
+    }
+
     @Test func cancellingARequestWaitingForACreditSendsNothing() async throws {
         let directory = NameDirectory()
         defer { directory.remove() }

@@ -562,9 +562,13 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// ``sendRequestFrame(for:msgid:components:descriptors:sendTimeout:)`` for an async request: it
     /// tries at once, and while it cannot go (no credit, no room in the socket) and `deadline` has
     /// not passed, waits suspended for what it lacks (``awaitRoomToSend(until:)``) and tries again.
+    /// A task cancelled before a try sends nothing: it throws ``CrossProcessPortError/cancelled``
+    /// (cancelled as its wait for room ended otherwise, the wait's cancellation handler found the
+    /// wait complete and recorded nothing).
     private func sendRequestFrame(for wait: ReplyWait, msgid: UInt32, components: [Data], descriptors: [Int32],
                                   until deadline: Double) async throws(CrossProcessPortError) -> (id: UInt64, sentAt: Double) {
         while true {
+            if Task.isCancelled { throw .cancelled }
             switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
             case .success(let sent): return sent
             case .failure(.sendTimedOut) where System.monotonicSeconds() < deadline: try await awaitRoomToSend(until: deadline)
