@@ -42,7 +42,8 @@ final class ReplyWatchSet: @unchecked Sendable {
         self.loop = loop
     }
 
-    /// Only a set its loop refused is ever let go, once that loop's source (which holds it) is gone.
+    /// Only a set its loop refused is ever let go: at once when the loop refused to watch it, or
+    /// once that loop's source (which holds it) is gone. The set owns its descriptor.
     deinit {
         System.closeDescriptor(descriptor)
         ready.deallocate()

@@ -46,7 +46,8 @@ enum RequestReaderThread {
                     watched.serveReady()
                 })
             } catch {
-                System.closeDescriptor(epoll)
+                // The set owns the descriptor and closes it as it goes, with the refused source
+                // that held it: closing it here too would close a number reused meanwhile.
                 throw CrossProcessPortError(error)
             }
             made.watchSet = watched
