@@ -215,7 +215,7 @@ func makePairedRemotePort(credits: Int, readingOn loop: PortRunLoop? = nil,
     var ends: [Int32] = [-1, -1]
     let rc = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends)
     #expect(rc == 0)
-    let connection = RemoteConnection(fd: ends[0], name: "pair", options: CrossProcessPortOptions(),
+    let connection = RemoteConnection(fd: ends[0], wakeFD: try System.makeEventfd(), name: "pair", options: CrossProcessPortOptions(),
                                       parameters: PublisherParameters(credits: credits, maximumFrameSize: 4096),
                                       logger: .portRunLoopDisabled)
     let port = MessagePort(remote: connection, logger: nil)

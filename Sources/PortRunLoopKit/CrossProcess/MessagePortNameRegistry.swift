@@ -179,8 +179,14 @@ public struct MessagePortNameRegistry: Sendable {
             System.closeDescriptor(fd)
             throw .peerNotAllowed(uid: credentials.uid)
         }
+        let wakeFD: Int32
+        do throws(PortRunLoopError) { wakeFD = try System.makeEventfd() } catch {
+            let code = System.lastError
+            System.closeDescriptor(fd)
+            throw .systemCallFailed("eventfd", errno: code)
+        }
         let logger = self.logger ?? loop?.currentLogger ?? .portRunLoopDisabled
-        let connection = RemoteConnection(fd: fd, name: name, options: options, parameters: parameters, logger: logger)
+        let connection = RemoteConnection(fd: fd, wakeFD: wakeFD, name: name, options: options, parameters: parameters, logger: logger)
         let port = MessagePort(remote: connection, logger: logger)
         // The connection's end invalidates the port, with its reason (its invalidation handler).
         connection.setEndObserver { [weak port] reason in port?.invalidate(reason: reason) }

@@ -69,8 +69,11 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     @exclusivity(unchecked) private var readSource: FileDescriptorSource?
     /// The loop `readSource` belongs to (weak: a connection does not keep a loop alive).
     private weak var readLoop: PortRunLoop?
-    /// The eventfd a reading loop signals to wake a polling thread; -1 without a reading loop.
-    @exclusivity(unchecked) private var wakeFD: Int32 = -1
+    /// The eventfd through which a thread that reads the socket on another's behalf (a loop's
+    /// read source or reply reader, the reader thread) wakes a thread polling it. Made with the
+    /// connection, so that every poller polls it: one made later would be missed by a poll begun
+    /// before it. Immutable; closed in deinit (a poller may hold its number until then).
+    private let wakeFD: Int32
     /// The reply reader kept between requests for the loop that made it (``serveReplies(on:for:)``);
     /// cancelled when the connection closes (``closeIfEnded()``).
     @exclusivity(unchecked) private var keptReader: ReplyReader?
@@ -104,8 +107,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// This side announced its descriptors to the publisher (before its first frame with some).
     @exclusivity(unchecked) private var descriptorsAnnounced = false
 
-    init(fd: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
+    init(fd: Int32, wakeFD: Int32, name: String, options: CrossProcessPortOptions, parameters: PublisherParameters, logger: Logger) {
         self.fd = fd
+        self.wakeFD = wakeFD
         self.name = name
         self.options = options
         self.parameters = parameters
@@ -123,7 +127,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             if let asyncWatch { asyncWatch.set.remove(fd, token: asyncWatch.token) }
             System.closeDescriptor(fd)
         }
-        if wakeFD >= 0 { System.closeDescriptor(wakeFD) }
+        System.closeDescriptor(wakeFD)
         receiveBuffer.deallocate()
         receiveControl.deallocate()
         sendBuffer.deallocate()
@@ -140,7 +144,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// While the source is being made the fd counts as polled, so it is not closed under it. A
     /// refusal lets the next caller try again.
     func startReading(on loop: PortRunLoop) throws(PortRunLoopError) {
-        try keepWakeFD()
         let fd = locked { () -> Int32 in
             guard self.fd >= 0, readLoop == nil else { return -1 } // claimed: a second caller does nothing
             readLoop = loop
@@ -168,20 +171,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             closeIfEnded() // cancels the source first if the connection ended meanwhile
         }
         if case .failure(let error) = made { throw error }
-    }
-
-    /// Makes the eventfd through which a thread reading the socket on another's behalf (a
-    /// reading loop, the reader thread) wakes a thread polling it, once; kept until deinit (a
-    /// poller may hold its number).
-    private func keepWakeFD() throws(PortRunLoopError) {
-        if locked({ wakeFD >= 0 }) { return }
-        let wake = try System.makeEventfd()
-        let kept = locked { () -> Bool in
-            guard wakeFD < 0 else { return false }
-            wakeFD = wake
-            return true
-        }
-        if !kept { System.closeDescriptor(wake) }
     }
 
     /// Takes the lock, runs `body`, lets the lock go and reports an end found meanwhile.
@@ -479,7 +468,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
         let (read, answerGap) = locked { () -> (Bool, Double) in
             lastAnswerGap = .infinity // only what this read finds
             let read = drainFrames(stoppingAt: wait)
-            if isReading, wakeFD >= 0 { System.signalEventfd(wakeFD) }
+            if isReading { System.signalEventfd(wakeFD) }
             return (read, lastAnswerGap)
         }
         condition.broadcast()
@@ -653,11 +642,6 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     private func startAsyncReading() throws(CrossProcessPortError) {
         if locked({ asyncWatch != nil }) { return }
         let watched = try RequestReaderThread.watchSet()
-        do throws(PortRunLoopError) {
-            try keepWakeFD() // the reader thread reads while other threads may poll
-        } catch {
-            throw CrossProcessPortError(error)
-        }
         try locked { () throws(CrossProcessPortError) in
             guard asyncWatch == nil, fd >= 0 else { return }
             asyncWatch = (watched, try watched.add(fd, of: self))
