@@ -153,7 +153,8 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
 
     /// Sets a closure called on the publishing loop's thread each time a peer's connection ends,
     /// with the peer and why (the counterpart of a `CFMessagePort` invalidation callback, per
-    /// peer). nil removes it.
+    /// peer). nil removes it. It runs as queued work of the loop (in any mode), after whatever
+    /// found the end; it may run the loop.
     ///
     /// Thread-safety: any thread; the closure runs on the loop's thread.
     public func setPeerDisconnectHandler(_ handler: (@Sendable (CrossProcessPeer, CrossProcessPeer.DisconnectReason) -> Void)?) {
@@ -325,7 +326,12 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             LogKey.portName: "\(name)", LogKey.peer: "\(connection.peer)", LogKey.reason: "\(reason)"])
         guard let handler else { return }
         let peer = connection.peer
-        if !loop.onOwner({ _ in handler(peer, reason) }) { handler(peer, reason) } // shut down: at once
+        // Queued even on the loop's thread: the end is often found by a read of the connection,
+        // which is still using the publication's receive buffers, and the handler may run the
+        // loop, whose reads of other connections would overwrite them.
+        if !loop.enqueue(QueuedWork(modes: .all, kind: .block { handler(peer, reason) })) {
+            handler(peer, reason) // shut down: at once
+        }
     }
 
     /// Thread-safety: immutable fields only.
