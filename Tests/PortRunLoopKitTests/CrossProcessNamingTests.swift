@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
 import Testing
 import PortRunLoopTestSupport
 
@@ -95,6 +95,33 @@ import PortRunLoopTestSupport
         try thread.loop.performAndWait { first.unpublish() }
         let second = try directory.registry.publish(MessagePort(), as: "mine", on: thread.loop)
         try thread.loop.performAndWait { second.unpublish() }
+    }
+
+    /// The publishing loop's shutdown withdraws the name even when the port is scheduled in
+    /// another loop (whose invalidation would otherwise be what withdraws it): the name is free,
+    /// and a connected peer sees its connection end.
+    @Test func thePublishingLoopsShutDownWithdrawsTheNameOfAPortScheduledElsewhere() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let owner = try RunLoopThread(name: "xproc-port-owner")
+        defer { owner.stop() }
+        let publishing = try RunLoopThread(name: "xproc-publishing")
+        let port = MessagePort()
+        owner.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "elsewhere", on: publishing.loop)
+        let peer = rawConnection(to: directory, name: "elsewhere")
+        defer { close(peer) }
+        try publishing.loop.performAndWait {} // accepted
+        publishing.stop()
+        #expect(!published.isPublished)
+        #expect(readRawFrame(peer)?.kind == .closing) // withdrawn, as by unpublish()
+        #expect(readsEndOfFile(peer))
+        #expect(throws: CrossProcessPortError.notPublished("elsewhere")) {
+            _ = try directory.registry.remotePort(named: "elsewhere")
+        }
+        #expect(port.isValid) // the port itself goes on, in its own loop
+        let again = try directory.registry.publish(port, as: "elsewhere", on: owner.loop)
+        try owner.loop.performAndWait { again.unpublish() }
     }
 
     /// A lookup that cannot read the publisher's record (`pread` fails) says so, rather than

@@ -204,8 +204,13 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         let fd = state.withLock { $0.listenerFD }
         // The source holds the publication (strongly) until it is cancelled at unpublication: a
         // published name stays published whether or not its caller keeps this object.
-        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes, onFailure: { [self] error in
+        let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes, spinRead: nil, onFailure: { [self] error in
             listenerRefused(error)
+        }, onShutDown: { [self] in
+            // The port may be scheduled in another loop, or in none: its invalidation, which
+            // withdraws the name too, is not what ends the publication here.
+            logger.debug("MessagePort publishing loop shut down; the name is withdrawn", metadata: [LogKey.portName: "\(name)"])
+            unpublish()
         }) { [self] _ in
             acceptConnections()
         }

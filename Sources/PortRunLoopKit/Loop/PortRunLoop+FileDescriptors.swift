@@ -133,12 +133,14 @@ extension PortRunLoop {
     }
 
     /// ``watch(fileDescriptor:for:inModes:handler:)`` with the read a spin may make instead of
-    /// asking libevent (``FileDescriptorSource/spinRead``) and the owner's failure handler, both
-    /// nil for a user's source.
+    /// asking libevent (``FileDescriptorSource/spinRead``), the owner's failure handler and what
+    /// the owner does as the loop shuts down (``FileDescriptorSource/shutDownHandler``), all nil
+    /// for a user's source.
     ///
     /// Thread-safety: any thread.
     func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events, inModes modes: [RunLoop.Mode] = [.common],
                spinRead: (@Sendable () -> Bool)?, onFailure: (@Sendable (PortRunLoopError) -> Void)? = nil,
+               onShutDown: (@Sendable () -> Void)? = nil,
                handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
         precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
         precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
@@ -150,7 +152,7 @@ extension PortRunLoop {
         }
         guard !isShutDown else { throw .loopShutDown }
         let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, spinRead: spinRead,
-                                          failureHandler: onFailure, handler: handler)
+                                          failureHandler: onFailure, shutDownHandler: onShutDown, handler: handler)
         let modeSet = ModeSet(modes)
         if isCurrentThread {
             do throws(PortRunLoopError) {

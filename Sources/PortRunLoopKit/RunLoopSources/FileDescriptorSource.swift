@@ -44,17 +44,23 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// (``PortRunLoop/watch(fileDescriptor:for:inModes:onFailure:handler:)``). nil for a user's
     /// source, whose owner reads ``registrationError``.
     let failureHandler: (@Sendable (PortRunLoopError) -> Void)?
+    /// For a library socket whose owner must end with the loop (a published port's listener):
+    /// called on the loop's thread as the loop shuts down and cancels the source, which
+    /// ``failureHandler`` is not told of.
+    let shutDownHandler: (@Sendable () -> Void)?
     let gate = DeliveryGate()
     private let loopBox: TracedMutex<PortRunLoop?>
     private let failure = TracedMutex<PortRunLoopError?>(nil)
 
     init(fileDescriptor: Int32, events: Events, loop: PortRunLoop, spinRead: (@Sendable () -> Bool)? = nil,
-         failureHandler: (@Sendable (PortRunLoopError) -> Void)? = nil, handler: @escaping @Sendable (Events) -> Void) {
+         failureHandler: (@Sendable (PortRunLoopError) -> Void)? = nil, shutDownHandler: (@Sendable () -> Void)? = nil,
+         handler: @escaping @Sendable (Events) -> Void) {
         self.fileDescriptor = fileDescriptor
         self.events = events
         self.handler = handler
         self.spinRead = spinRead
         self.failureHandler = failureHandler
+        self.shutDownHandler = shutDownHandler
         self.loopBox = TracedMutex(loop)
     }
 
@@ -99,9 +105,12 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// The report is queued as control work (it runs before the loop's next turn, in any mode),
     /// never made inline: a refusal found while the loop registers or re-arms sources may be found
     /// inside a caller's own `watch`, `add` or run, which an owner's reaction must not re-enter.
+    /// The loop's shutdown is told to ``shutDownHandler`` only, inline: the loop takes no more work.
     func fail(_ error: PortRunLoopError) {
         failure.withLock { $0 = error }
-        guard let loop = close(), error != .loopShutDown, let failureHandler else { return }
+        guard let loop = close() else { return }
+        if error == .loopShutDown { shutDownHandler?(); return }
+        guard let failureHandler else { return }
         _ = loop.enqueue(QueuedWork(modes: .all, kind: .block { failureHandler(error) })) // refused: shut down
     }
 }
