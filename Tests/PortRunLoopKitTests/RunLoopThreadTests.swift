@@ -76,4 +76,20 @@ import PortRunLoopTestSupport
         try #require(loop.isShutDown, "the loop should shut down once its thread stopped itself")
         #expect(throws: PortRunLoopError.loopShutDown) { try loop.performAndWait(timeout: .seconds(5)) {} }
     }
+
+    @Test func aStopFromAnotherThreadWaitsForAThreadThatStoppedItself() throws {
+        let thread = try RunLoopThread(name: "self-stop-wait")
+        let stoppedItself = Signal()
+        let release = Signal()
+        thread.loop.perform {
+            thread.stop()
+            stoppedItself.fire()
+            _ = release.wait(seconds: 0.3) // the handler goes on after its stop(); bounded, and never released
+        }
+        #expect(stoppedItself.wait())
+        thread.stop() // returns once the thread has shut its loop down, whatever its handler does first
+        #expect(thread.isStopped)
+        #expect(thread.loop.isShutDown)
+        #expect(!thread.loop.perform {})
+    }
 }

@@ -105,6 +105,9 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false)
             loop.shutDownIfNeeded()
             loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
+            // What a `stop()` made on this thread itself leaves to the thread, and what concurrent
+            // callers wait for: the loop is shut down, and the thread leaves.
+            lifecycle.move(to: .stopped)
         }
         _ = lifecycle.phase.wait { if case .starting = $0 { false } else { true } }
         switch lifecycle.phase.withLock({ $0 }) {
@@ -121,8 +124,9 @@ public final class RunLoopThread: @unchecked Sendable {
     }
 
     /// Handles what was queued before the call, ends the loop, shuts it down and joins the thread.
-    /// Idempotent; concurrent callers all return once the thread has exited. Called on the thread
-    /// itself (from a handler), it ends the loop but cannot join: the thread exits after the handler.
+    /// Idempotent; concurrent callers all return once the thread has shut its loop down and left.
+    /// Called on the thread itself (from a handler), it ends the loop but cannot join: the thread
+    /// shuts the loop down and exits after the handler, and other callers wait for that.
     ///
     /// Thread-safety: any thread.
     public func stop() {
@@ -142,18 +146,19 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.stopAllRuns()
         }))
         if loop.isCurrentThread {
-            // Cannot join ourselves: the run loop ends after the current handler and the thread exits.
+            // Cannot join ourselves: the run loop ends after the current handler, and the thread
+            // marks itself stopped once it has shut its loop down.
             lifecycle.move(to: .leaving)
             loop.stopAllRuns()
             System.detach(thread)
-        } else {
-            System.join(thread)
+            return
         }
+        System.join(thread)
         lifecycle.move(to: .stopped)
     }
 
-    /// True once ``stop()`` has finished (the thread has exited, or is exiting when `stop()` was
-    /// called from the thread itself).
+    /// True once the thread has shut its loop down and left (``stop()`` returns then; called on
+    /// the thread itself, it returns before).
     ///
     /// Thread-safety: any thread.
     public var isStopped: Bool { lifecycle.phase.withLock { $0.isStopped } }
