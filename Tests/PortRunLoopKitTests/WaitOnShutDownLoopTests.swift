@@ -53,6 +53,24 @@ import PortRunLoopTestSupport
         #expect(result.cpu < 0.03)
     }
 
+    /// On its own shut-down loop (W2) a call throws instead of running its body inline.
+    @Test func performAndWaitOnTheCallersOwnShutDownLoopThrows() throws {
+        let thread = try RunLoopThread(name: "own-dead-loop")
+        let loop = thread.loop
+        let outcome = Locked<Result<Int, PortRunLoopError>?>(nil)
+        queueUnrunnable(on: loop, holding: CallsOnRelease {
+            let result: Result<Int, PortRunLoopError>
+            do { result = .success(try loop.performAndWait { 1 }) } catch let error as PortRunLoopError {
+                result = .failure(error)
+            } catch {
+                result = .failure(.timedOut) // not thrown by performAndWait without a timeout
+            }
+            outcome.withLock { $0 = result }
+        })
+        thread.stop()
+        #expect(outcome.withLock { $0 } == .failure(.loopShutDown))
+    }
+
     @Test func postAndWaitFromAShutDownLoopSleeps() throws {
         let observerThread = try RunLoopThread(name: "held-observer")
         defer { observerThread.stop() }

@@ -113,7 +113,12 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     @usableFromInline
     func runAndWait(timeout: Duration?, _ work: () -> Void) throws {
-        if isCurrentThread { return work() }
+        // Inline on the loop's own thread while the loop lives; a shut-down loop runs nothing (W2),
+        // and a dead loop's `pthread_t` may be an unrelated thread's by now (``isLiveOwnerThread``).
+        if isCurrentThread {
+            guard !isShutDown else { throw PortRunLoopError.loopShutDown }
+            return work()
+        }
         try withoutActuallyEscaping(work) { escapable in
             let call = SynchronousCall(body: escapable, waiter: PortRunLoop.existingForCurrentThread())
             guard enqueue(QueuedWork(modes: .common, kind: .call(call), context: CallerContext.capture())) else {
