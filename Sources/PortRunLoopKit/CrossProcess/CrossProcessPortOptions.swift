@@ -35,7 +35,8 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     public var maximumFileDescriptorsPerMessage: Int
 
     /// The user ids whose processes may connect (publisher) or be connected to (client), checked
-    /// with `SO_PEERCRED`. nil (the default): this process's own uid only.
+    /// with `SO_PEERCRED` (which reports a process's effective uid). nil (the default): this
+    /// process's own effective uid only (`geteuid`).
     ///
     /// Thread-safety: a value type.
     public var allowedUserIDs: Set<UInt32>?

@@ -28,8 +28,10 @@ extension System {
     /// The longest socket path `sockaddr_un` holds (107 on Linux).
     static var maximumSocketPathLength: Int { Int(portrunloop_max_socket_path()) }
 
-    /// The real user id of this process.
-    static func currentUserID() -> UInt32 { getuid() }
+    /// The effective user id of this process (`geteuid`): the id `SO_PEERCRED` reports for a
+    /// peer, and the owner of the files and sockets this process makes. A set-user-id process is
+    /// its effective user, not the user who started it.
+    static func currentUserID() -> UInt32 { geteuid() }
 
     /// The process id of this process.
     static func currentProcessID() -> Int32 { getpid() }
