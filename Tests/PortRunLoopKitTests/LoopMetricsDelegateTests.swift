@@ -5,6 +5,26 @@ import PortRunLoopTestSupport
 
 /// `PortRunLoop.metricsDelegate`: one report per turn, on the loop's thread, with exact counts.
 @Suite(.timeLimit(.minutes(1))) struct LoopMetricsDelegateTests {
+    /// The wait after a turn is computed after its report: a timer the delegate schedules there
+    /// wakes the loop at its date, with nothing else to wake it.
+    @Test func aTimerScheduledByTheDelegateWakesTheLoop() throws {
+        let (result, elapsed) = try onFreshThread { () -> (RunLoopRunResult, Double) in
+            let loop = PortRunLoop.current
+            let keepAlive = MessagePort()
+            loop.add(keepAlive, forMode: .default)
+            defer { keepAlive.invalidate() }
+            let delegate = TimerSchedulingDelegate()
+            loop.metricsDelegate = delegate
+            let start = Date()
+            // The deadline ends a run whose wait missed the timer; its polling turn then fires it.
+            let result = loop.run(mode: .default, timeout: 20, returnAfterSourceHandled: true)
+            loop.metricsDelegate = nil
+            return (result, Date().timeIntervalSince(start))
+        }
+        #expect(result == .handledSource)
+        #expect(elapsed < 10, "the loop slept through the delegate's timer until its run's deadline (\(elapsed) s)")
+    }
+
     @Test func aScriptedTurnIsReportedWithExactCounts() throws {
         let (reported, delta, offThreadCalls) = try onFreshThread { () throws -> ([LoopTurnInfo], LoopMetrics, Int) in
             let loop = PortRunLoop.current
@@ -125,6 +145,22 @@ import PortRunLoopTestSupport
 }
 
 /// Records every turn, and whether it was called anywhere but on the loop's thread.
+/// A delegate that schedules a timer from its first report, as a delegate may (it runs on the loop's
+/// thread).
+final class TimerSchedulingDelegate: LoopMetricsDelegate, Sendable {
+    let fired = Signal()
+    private let scheduled = Locked(false)
+
+    func processedTurn(of loop: PortRunLoop, info: LoopTurnInfo) {
+        let first = scheduled.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        loop.add(RunLoopTimer(fireAt: Date(timeIntervalSinceNow: 0.01)) { [fired] _ in fired.fire() }, forMode: .default)
+    }
+}
+
 final class TurnRecorder: LoopMetricsDelegate, Sendable {
     private let loop: PortRunLoop
     private let recorded = Locked<[LoopTurnInfo]>([])

@@ -175,6 +175,13 @@ extension PortRunLoop {
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
                 || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
+            if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
+            if let started = turn {
+                reportTurn(from: started, mode: mode)
+                turn = nil
+            }
+            // After the observers and the turn's report: either may have scheduled a timer or
+            // moved one's date, on this thread, which rings nothing.
             var wake = deadline
             let timerWake = timers.isEmpty ? .infinity : nextTimerWake()
             if timerWake != .infinity {
@@ -182,11 +189,6 @@ extension PortRunLoop {
                 let wallNow = Date().timeIntervalSinceReferenceDate
                 if nextTimerDue() <= wallNow { continue }
                 wake = min(wake, now + (timerWake - wallNow))
-            }
-            if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
-            if let started = turn {
-                reportTurn(from: started, mode: mode)
-                turn = nil
             }
             waitForEvents(until: wake, now: now)
             if ownerMetricsDelegate != nil { slept = System.monotonicSeconds() - now }
