@@ -276,4 +276,17 @@ struct CenterRemovalTests {
         #expect(!token.isActive)
         #expect(got.value == 0)
     }
+
+    /// The loop's shutdown ends an observation (§2.5) as seen from its token and the center's count
+    /// at once, before any post reaches it.
+    @Test func aLoopThatShutsDownEndsItsObservationsAsSeenAtOnce() throws {
+        let center = ThreadNotificationCenter()
+        let a = try RunLoopThread(name: "rm-shutdown-seen")
+        let token = center.addObserver(forName: .notifTestA, on: a.loop) { _ in }
+        #expect(token.isActive)
+        #expect(center.observationCount == 1)
+        a.stop()
+        #expect(!token.isActive)
+        #expect(center.observationCount == 0)
+    }
 }

@@ -78,6 +78,25 @@ struct FoundationBridgeTests {
 
     /// One call: observe a Foundation center and handle on a chosen thread; removable like any
     /// observation, including for notifications already queued.
+    /// Observing a Foundation center on a loop that has shut down: an inactive token, and nothing
+    /// left in the Foundation center; on a loop that shuts down later, the token turns inactive.
+    @Test func oneCallObservationOnADeadLoopIsInactive() throws {
+        let foundation = NotificationCenter()
+        let center = ThreadNotificationCenter()
+        let dead = try RunLoopThread(name: "fb-dead")
+        dead.stop()
+        let ran = NotifCountdown()
+        let token = center.addObserver(forName: .notifTestA, object: nil, postedOn: foundation, on: dead.loop) { _ in ran.add() }
+        #expect(!token.isActive)
+        foundation.post(name: .notifTestA, object: nil)
+        #expect(ran.value == 0)
+        let later = try RunLoopThread(name: "fb-later")
+        let second = center.addObserver(forName: .notifTestA, object: nil, postedOn: foundation, on: later.loop) { _ in ran.add() }
+        #expect(second.isActive)
+        later.stop()
+        #expect(!second.isActive)
+    }
+
     @Test func oneCallObservationOfAFoundationCenter() throws {
         let foundation = NotificationCenter()
         let center = ThreadNotificationCenter()

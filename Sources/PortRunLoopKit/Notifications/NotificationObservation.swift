@@ -2,14 +2,20 @@ import Foundation
 
 /// What a ``NotificationObservation`` ends: an observer record, a Foundation redirect, a bridge.
 protocol ObservationRegistration: Sendable {
-    var isActive: Bool { get }
+    /// False once the registration ended, or its loop shut down (which ends it too, found lazily
+    /// by the center's delivery).
+    var isObserving: Bool { get }
     /// Ends the registration: once this returns, no handler call (or re-post) starts. Idempotent.
     func end()
     /// Waits for handler calls already running; false if `deadline` (monotonic seconds) passed first.
     func waitForRunningHandlers(deadline: Double) -> Bool
 }
 
-extension ObserverRecord: ObservationRegistration {}
+extension ObserverRecord: ObservationRegistration {
+    /// ``isActive``, and the loop is alive: a dead loop's records end at the next post that
+    /// reaches them, but no handler of theirs can run from its shutdown on. Takes the loop's lock.
+    var isObserving: Bool { isActive && !loop.isShutDown }
+}
 
 /// The token for one observation made with a ``ThreadNotificationCenter``: keep it to keep observing.
 ///
@@ -46,7 +52,7 @@ public final class NotificationObservation: Sendable, Hashable, CustomStringConv
     /// that — its handler can never run again either way.
     ///
     /// Thread-safety: any thread.
-    public var isActive: Bool { registration.isActive }
+    public var isActive: Bool { registration.isObserving }
 
     /// Ends the observation. Once this returns, its handler never starts again (see the removal
     /// guarantee above). Idempotent.

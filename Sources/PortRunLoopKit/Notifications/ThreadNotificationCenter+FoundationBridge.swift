@@ -51,10 +51,17 @@ extension ThreadNotificationCenter {
         let filter = SenderFilter(sender, caller: caller)
         let record = makeRecord(name: name, sender: filter, loop: loop, modes: modes, observer: nil,
                                 caller: caller) { _, note in handler(note) }
-        if loop.isShutDown { record.end() }
+        let label = "\(name?.rawValue ?? "any name") from a Foundation center on \(loop.name)"
+        let gate = DeliveryGate()
+        guard !loop.isShutDown else {
+            // Inactive from the start, and nothing is left installed in the Foundation center.
+            record.end()
+            gate.close()
+            return NotificationObservation(FoundationObserverRemoval(source: source, token: nil, gate: gate, record: record),
+                                           label: label)
+        }
         // Its own plan (made once): the observation lives outside the center's tables.
         let plan = DispatchPlan(name: name ?? Notification.Name(""), named: [record], anyName: [])
-        let gate = DeliveryGate()
         let token = source.addObserver(forName: name, object: filter.foundationObject, queue: nil) { [weak self] note in
             // Foundation calls the block on whatever thread posted.
             guard gate.tryEnterOnAnyThread() else { return }
@@ -63,7 +70,7 @@ extension ThreadNotificationCenter {
             _ = try? self.deliver(note, by: plan, synchronous: false, deadline: .infinity)
         }
         return NotificationObservation(FoundationObserverRemoval(source: source, token: token, gate: gate, record: record),
-                                       label: "\(name?.rawValue ?? "any name") from a Foundation center on \(loop.name)")
+                                       label: label)
     }
 }
 
@@ -73,23 +80,24 @@ extension ThreadNotificationCenter {
 /// (thread-safe) center.
 private final class FoundationObserverRemoval: ObservationRegistration, @unchecked Sendable {
     private let source: NotificationCenter
-    private let token: any NSObjectProtocol
+    private let token: (any NSObjectProtocol)?
     private let gate: DeliveryGate
     private let record: ObserverRecord?
 
-    init(source: NotificationCenter, token: any NSObjectProtocol, gate: DeliveryGate, record: ObserverRecord?) {
+    init(source: NotificationCenter, token: (any NSObjectProtocol)?, gate: DeliveryGate, record: ObserverRecord?) {
         self.source = source
         self.token = token
         self.gate = gate
         self.record = record
     }
 
-    var isActive: Bool { !gate.isClosed }
+    /// A redirect to a loop ends with the loop too (its record).
+    var isObserving: Bool { !gate.isClosed && (record?.isObserving ?? true) }
 
     func end() {
         guard gate.close() else { return }
         record?.end()
-        source.removeObserver(token)
+        if let token { source.removeObserver(token) }
     }
 
     func waitForRunningHandlers(deadline: Double) -> Bool {

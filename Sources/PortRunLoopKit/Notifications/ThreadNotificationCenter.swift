@@ -131,14 +131,14 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
         }
     }
 
-    /// The number of observations currently registered (ended ones excluded; an observation whose
-    /// observer object was deallocated is removed at the first delivery attempted after that).
+    /// The number of observations currently registered (ended ones excluded, and those of loops
+    /// that shut down; an observation whose observer object was deallocated is removed at the
+    /// first delivery attempted after that).
     ///
     /// Thread-safety: any thread.
     public var observationCount: Int {
-        registry.withLock { registry in
-            registry.anyName.count + registry.byName.values.reduce(0) { $0 + $1.count }
-        }
+        let records = registry.withLock { registry in registry.anyName + registry.byName.values.joined() }
+        return records.count { $0.isObserving } // each loop's lock taken outside the registry's
     }
 
     // MARK: - Observing
