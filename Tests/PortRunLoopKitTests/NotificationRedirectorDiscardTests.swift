@@ -24,6 +24,22 @@ struct NotificationRedirectorDiscardTests {
         #expect(redirector.discardedCount == 100)
     }
 
+    /// Notifications still waiting when the target loop shuts down are dropped and counted then,
+    /// as ``NotificationRedirector/invalidate()`` drops them.
+    @Test func notificationsWaitingWhenTheLoopShutsDownAreCounted() throws {
+        let target = try RunLoopThread(name: "redir-shutdown")
+        let handled = NotifCountdown()
+        // A mode the loop never runs: the notifications wait.
+        let redirector = NotificationRedirector(loop: target.loop, modes: [RunLoop.Mode("redir.never")]) { _ in handled.add() }
+        for _ in 0..<3 { redirector.process(Notification(name: .notifTestA)) }
+        #expect(redirector.pendingCount == 3)
+        target.stop()
+        #expect(!redirector.isValid)
+        #expect(redirector.pendingCount == 0)
+        #expect(redirector.discardedCount == 3)
+        #expect(handled.value == 0)
+    }
+
     @Test func invalidatingWithNotificationsWaitingCountsAndLogsThem() throws {
         let recorder = LogRecorder()
         let target = try RunLoopThread(name: "redir-waiting", logger: recorder.logger)

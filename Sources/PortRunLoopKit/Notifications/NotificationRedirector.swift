@@ -73,8 +73,12 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         self.handler = handler
         port.delegate = self
         // The port is invalidated with its loop (the thread exited or was stopped): from then on
-        // nothing could drain what `process(_:)` queued, so it queues nothing more.
-        port.onInvalidation { [gate] in gate.close() }
+        // nothing could drain what `process(_:)` queued, so it queues nothing more, and what
+        // waits is dropped and counted, as by ``invalidate()``.
+        port.onInvalidation { [weak self, gate] in
+            gate.close()
+            self?.dropWaitingAndRegistrations()
+        }
         for mode in modes { loop.add(port, forMode: mode) }
     }
 
@@ -98,7 +102,17 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
             return
         }
         let box = NotificationBox(notification, context: CallerContext.capture())
-        notifications.withLock { $0.append(box) }
+        // Checked again under the lock: an invalidation that closed the gate since has taken (or
+        // will find) only what was queued before it.
+        let queued = notifications.withLock { notifications -> Bool in
+            guard !gate.isClosed else { return false }
+            notifications.append(box)
+            return true
+        }
+        guard queued else {
+            discarded.add(1, ordering: .relaxed)
+            return
+        }
         // Zero timeout: if the port's queue is full, a signal is already on its way and the
         // drain it triggers will find this notification. The signal carries no context: each
         // notification carries its own.
@@ -159,7 +173,8 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     public var isValid: Bool { !gate.isClosed }
 
     /// Notifications that were never handled: processed after the redirector became invalid, or
-    /// waiting when ``invalidate()`` dropped them (logged then, at `.notice`, with the count).
+    /// waiting when ``invalidate()`` or the target loop's shutdown dropped them (logged then, at
+    /// `.notice`, with the count).
     ///
     /// Thread-safety: any thread.
     public var discardedCount: Int { discarded.load(ordering: .relaxed) }
@@ -174,6 +189,13 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
         // Every step is idempotent (the gate may have been closed already, by the port's
         // invalidation; a second call finds nothing waiting and no registration left).
         gate.close()
+        dropWaitingAndRegistrations()
+        port.invalidate()
+    }
+
+    /// Once the gate is closed: drops (and counts, and logs) the notifications waiting, and removes
+    /// the Foundation registrations. Idempotent.
+    private func dropWaitingAndRegistrations() {
         // Released after the lock: a notification's contents may run arbitrary deinit code.
         let dropped = notifications.withLock { notifications in
             defer { notifications.removeAll() }
@@ -185,7 +207,6 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
                 LogKey.loop: "\(loop.name)", LogKey.discarded: "\(dropped.count)",
             ])
         }
-        port.invalidate()
         let tokens = foundationTokens.withLock { tokens in
             defer { tokens.removeAll() }
             return tokens
