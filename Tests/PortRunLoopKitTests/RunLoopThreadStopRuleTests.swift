@@ -1,5 +1,5 @@
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
@@ -59,5 +59,30 @@ import PortRunLoopTestSupport
         while !a.loop.isShutDown, Date() < deadline { _ = try? a.loop.performAndWait(timeout: .seconds(1)) {} }
         try #require(a.loop.isShutDown, "A's loop should shut down once stop() ran on it")
         #expect(ran.value == 1, "a block queued before stop() was discarded")
+    }
+
+    /// A stop called on another loop's thread serves that loop while it waits: work queued before
+    /// the stop that calls back into the caller's loop completes, and both threads go on.
+    @Test func workQueuedBeforeStopMayCallBackIntoTheStoppingLoop() throws {
+        let stopped = try RunLoopThread(name: "stop-rule-callee")
+        let stopper = try RunLoopThread(name: "stop-rule-caller")
+        defer { stopper.stop() }
+        let calledBack = Locked<Bool?>(nil)
+        let release = holdLoop(stopped)
+        stopped.loop.perform {
+            let ran = (try? stopper.loop.performAndWait { true }) ?? false
+            calledBack.withLock { $0 = ran }
+        }
+        let returned = Signal()
+        stopper.loop.perform {
+            stopped.stop()
+            returned.fire()
+        }
+        // The stop is queued behind the call back: `stopper` is inside stop() when the call comes.
+        #expect(eventually { stopped.loop.inbox.withLock { $0.work.count } == 2 })
+        release.fire()
+        #expect(returned.wait(seconds: 30))
+        #expect(calledBack.withLock { $0 } == true)
+        #expect(stopped.isStopped)
     }
 }

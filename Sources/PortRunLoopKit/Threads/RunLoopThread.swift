@@ -60,16 +60,48 @@ public final class RunLoopThread: @unchecked Sendable {
 
     /// The phase, in an object the new thread can hold before `self` exists.
     ///
-    /// Thread-safety: `Sendable`; the phase is behind its mutex.
+    /// Thread-safety: `Sendable`; the phase and the waits for the thread's end are each behind
+    /// their mutex.
     private final class Lifecycle: Sendable {
         let phase = TracedMutex(Phase.starting)
+        /// The ``stop()`` calls waiting for the thread to leave; nil once it has (``leave()``).
+        private let endWaits = TracedMutex<[ThreadEnd]?>([])
 
         /// Moves to `next` unless the phase is already there or beyond.
         func move(to next: Phase) {
             phase.withLock { if next.rank > $0.rank { $0 = next } }
             phase.broadcast()
         }
+
+        /// The thread, as it leaves with its loop shut down: stopped, and every wait for that
+        /// completed.
+        func leave() {
+            move(to: .stopped)
+            let waits = endWaits.withLock { waits in
+                defer { waits = nil }
+                return waits ?? []
+            }
+            for wait in waits { wait.complete() }
+        }
+
+        /// A ``stop()`` from a thread other than the stopping one: returns once the thread has
+        /// left. A caller with a loop of its own serves it meanwhile, as a `performAndWait` does
+        /// (the stopping thread's remaining work may wait on it: W4, M9); one without sleeps.
+        func waitForTheEnd(of loop: PortRunLoop) {
+            let wait = ThreadEnd(waiter: PortRunLoop.existingForCurrentThread())
+            let waiting = endWaits.withLock { waits -> Bool in
+                guard waits != nil else { return false }
+                waits!.append(wait)
+                return true
+            }
+            if waiting { wait.waitUntilComplete(deadline: .infinity, on: [loop]) }
+        }
     }
+
+    /// A wait for the thread to leave (``Lifecycle/waitForTheEnd(of:)``), completed by the thread.
+    ///
+    /// Thread-safety: `@unchecked Sendable`: only ``BlockingCall``'s own atomic state.
+    private final class ThreadEnd: BlockingCall, @unchecked Sendable {}
 
     /// Starts a thread named `name` and returns once its loop exists.
     ///
@@ -107,7 +139,7 @@ public final class RunLoopThread: @unchecked Sendable {
             loop.logger.debug("RunLoopThread stopped", metadata: [LogKey.loop: "\(name)"])
             // What a `stop()` made on this thread itself leaves to the thread, and what concurrent
             // callers wait for: the loop is shut down, and the thread leaves.
-            lifecycle.move(to: .stopped)
+            lifecycle.leave()
         }
         _ = lifecycle.phase.wait { if case .starting = $0 { false } else { true } }
         switch lifecycle.phase.withLock({ $0 }) {
@@ -128,6 +160,11 @@ public final class RunLoopThread: @unchecked Sendable {
     /// Called on the thread itself (from a handler), it ends the loop but cannot join: the thread
     /// shuts the loop down and exits after the handler, and other callers wait for that.
     ///
+    /// Called on another loop's thread, it serves that loop's synchronous work while it waits, as
+    /// ``PortRunLoop/performAndWait(timeout:_:)`` does: work queued on this thread before the stop
+    /// that calls back into the caller's loop (a `performAndWait`, a `postAndWait`) completes
+    /// instead of deadlocking the two threads.
+    ///
     /// Thread-safety: any thread.
     public func stop() {
         let lifecycle = self.lifecycle
@@ -138,7 +175,7 @@ public final class RunLoopThread: @unchecked Sendable {
         }
         guard first else {
             // Someone else is stopping: wait until the thread is gone (unless we are that thread).
-            if !loop.isCurrentThread { _ = lifecycle.phase.wait { $0.isStopped } }
+            if !loop.isCurrentThread { lifecycle.waitForTheEnd(of: loop) }
             return
         }
         loop.enqueue(QueuedWork(modes: .all, kind: .block { [loop] in
@@ -153,8 +190,8 @@ public final class RunLoopThread: @unchecked Sendable {
             System.detach(thread)
             return
         }
-        System.join(thread)
-        lifecycle.move(to: .stopped)
+        lifecycle.waitForTheEnd(of: loop)
+        System.join(thread) // the thread has left its body: at most a few instructions from exiting
     }
 
     /// True once the thread has shut its loop down and left (``stop()`` returns then; called on
