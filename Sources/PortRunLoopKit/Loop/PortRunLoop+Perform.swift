@@ -151,7 +151,16 @@ extension PortRunLoop {
         let ambient = innermostRunHasAmbientContext
         while budget > 0 {
             budget -= 1
+            // P3: the ports this loop already knows have messages (learned in a run of another
+            // mode, or a batch a nested run continues) had them sent before the next item was
+            // queued: those deliverable now go first, while that item is still in the queue (a
+            // handler's nested run finds it there).
+            if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
             guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter, in: mode) else { break }
+            if case .portReady(let port) = item.kind {
+                if portIsReady(port, mode: mode) { handled = true }
+                continue // a port is a source, not a perform
+            }
             switch item.kind {
             case .block(let block): withCallerContext(item.context, ambient: ambient, block)
             case .call(let call):
@@ -161,9 +170,7 @@ extension PortRunLoop {
                 inConversation = true // a Swift task passing through, as an `await` does
                 executorJobsRun.increment()
                 runExecutorJob(job)
-            case .portReady(let port):
-                if portIsReady(port, mode: mode) { handled = true }
-                continue // a port is a source, not a perform
+            case .portReady: break // handled above
             }
             performsRun.increment()
             handled = true

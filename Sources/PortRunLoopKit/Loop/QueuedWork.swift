@@ -54,7 +54,9 @@ struct WorkFilter {
     @inline(__always) func matches(_ work: QueuedWork, in mode: RunLoop.Mode) -> Bool {
         switch work.kind {
         case .call(let call) where isSynchronousWait && call.servedWhileWaiting: return true
-        case .portReady: return true // always taken: delivered now or moved to the pending ports
+        // Taken in a run of a mode the port may be in: delivered now, or moved to the pending
+        // ports. A wait's private mode delivers no port: the item keeps its place in the queue.
+        case .portReady: return !isSynchronousWait
         default:
             switch work.modes {
             case .common: return modeIsCommon
