@@ -78,6 +78,16 @@ extension RedisTransport: RedisConnectionOwner {
         let state = loopState
         let isPublisher = connection === state.publisher
         guard isPublisher || connection === state.subscriber else { return } // already handled
+        guard !isClosed else {
+            // Closed: no reconnection, and the other connection ends on its own (a publisher
+            // closing after its replies still writes and reads what was handed to it). Posts
+            // still unanswered (a close on a loop that had shut down frees the connection without
+            // waiting for them) are counted all the same.
+            if isPublisher { state.publisher = nil } else { state.subscriber = nil }
+            let unconfirmed = isPublisher ? connection.awaitingReplies : 0
+            if unconfirmed > 0 { shared.withLock { $0.metrics.unconfirmedAtDisconnect += unconfirmed } }
+            return
+        }
         // One outage: forget both connections now and end the other one too.
         let other = isPublisher ? state.subscriber : state.publisher
         let publisher = state.publisher
@@ -85,12 +95,6 @@ extension RedisTransport: RedisConnectionOwner {
         state.subscriber = nil
         let unconfirmed = publisher?.awaitingReplies ?? 0
         other?.drop("the other connection ended (\(reason))")
-        guard !isClosed else {
-            // Closed: no reconnection. Posts still unanswered (a close on a loop that had shut
-            // down frees the connection without waiting for them) are counted all the same.
-            if unconfirmed > 0 { shared.withLock { $0.metrics.unconfirmedAtDisconnect += unconfirmed } }
-            return
-        }
 
         let wasReady = state.ready
         state.ready = false

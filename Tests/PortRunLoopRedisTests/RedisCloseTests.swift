@@ -36,6 +36,29 @@ import PortRunLoopTestSupport
         #expect(metrics?.droppedWhileDisconnected == 2)
     }
 
+    /// On a running loop, posts handed to the server before `close()` are still written and
+    /// answered: the subscriber's end does not take the publishing connection with it.
+    @Test func postsHandedOverBeforeCloseAreStillAnswered() throws {
+        let server = try RedisServer()
+        let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        let seen = Collector<Int>()
+        let observation = try center.addObserver(forName: .init("closing.answered"), on: fixture.thread.loop) { _ in seen.append(1) }
+        try center.post(name: .init("closing.answered"))
+        #expect(seen.wait(for: 1)) // both connections are up
+        observation.remove()
+        server.pause() // the answers to what follows wait until the server resumes
+        for _ in 0..<3 { try center.post(name: .init("closing.answered")) }
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { } // handed to hiredis
+        center.close()
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { } // the subscriber's end is seen
+        server.resume()
+        #expect(eventually(seconds: 10) { center.redisMetrics?.publishConfirmed == 4 },
+                "the three posts made before close() should be answered: \(String(describing: center.redisMetrics))")
+        #expect(center.redisMetrics?.unconfirmedAtDisconnect == 0)
+    }
+
     @Test func closingACenterWhoseLoopHasShutDownFreesItsConnections() throws {
         let server = try RedisServer()
         let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
