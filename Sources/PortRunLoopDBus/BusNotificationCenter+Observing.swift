@@ -88,9 +88,10 @@ extension BusNotificationCenter {
         return register(record)
     }
 
-    /// Calls `handler` on `loop`'s thread, once, when the bus connection is lost (the daemon exited
-    /// or closed it) with ``BusNotificationError/disconnected``; at once (queued) if it already is.
-    /// Not called for ``close()``.
+    /// Calls `handler` on `loop`'s thread when the bus connection is lost (the daemon exited or
+    /// closed it) with ``BusNotificationError/disconnected``; at once (queued) if it already is.
+    /// Once per loss: a transport that reconnects (Redis) calls it again at its next loss. Not
+    /// called for ``close()``, nor when added after it.
     ///
     /// Thread-safety: any thread.
     public func addDisconnectionObserver(on loop: PortRunLoop = .main,
@@ -98,7 +99,7 @@ extension BusNotificationCenter {
         let record = BusObservationRecord(filter: .disconnection, target: .disconnection(loop, handler), subscription: nil,
                                           label: "disconnection on \(loop.name)")
         let observation = register(record)
-        if !transport.isConnected { deliverDisconnection(to: record) }
+        if !transport.isConnected, !state.withLock({ $0.closed }) { deliverDisconnection(to: record) }
         return observation
     }
 

@@ -6,7 +6,11 @@ extension BusNotificationCenter {
     ///
     /// Thread-safety: the transport's loop thread.
     @_spi(Transport) public func transportReconnected() {
-        state.withLock { $0.disconnectionLogged = false }
+        let records = state.withLock { state in
+            state.disconnectionLogged = false
+            return state.observations
+        }
+        for record in records { record.resetDisconnectionReport() } // once per loss
         logger.notice("BusNotificationCenter reconnected", metadata: [BusLogKey.endpoint: "\(endpoint)"])
     }
 }

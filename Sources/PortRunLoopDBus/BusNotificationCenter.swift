@@ -71,6 +71,8 @@ public final class BusNotificationCenter: @unchecked Sendable {
         /// What ``suspended`` was last set to (applied on the loop's thread).
         var requestedSuspension = false
         var disconnectionLogged = false
+        /// ``close()`` was called: what follows is not a loss.
+        var closed = false
     }
 
     let state = Locked(State())
@@ -248,6 +250,7 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// Thread-safety: any thread.
     public func close() {
         let records = state.withLock { state in
+            state.closed = true
             defer {
                 state.observations.removeAll()
                 signalObservationCount.store(0, ordering: .relaxed)

@@ -111,7 +111,13 @@ final class BusObservationRecord: @unchecked Sendable {
         active.exchange(false, ordering: .acquiringAndReleasing)
     }
 
-    /// True the first time only (a disconnection observer hears once).
+    /// The transport reconnected: the next loss is reported again.
+    func resetDisconnectionReport() {
+        disconnectionReported.withLock { $0 = false }
+    }
+
+    /// True the first time after the connection was made or restored (a disconnection observer
+    /// hears once per loss).
     func firstDisconnectionReport() -> Bool {
         disconnectionReported.withLock { reported in
             defer { reported = true }

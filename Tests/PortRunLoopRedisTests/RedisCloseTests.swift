@@ -59,6 +59,21 @@ import PortRunLoopTestSupport
         #expect(center.redisMetrics?.unconfirmedAtDisconnect == 0)
     }
 
+    /// A disconnection observer added after `close()` is not called: a close is not a loss.
+    @Test func aDisconnectionObserverAddedAfterCloseIsNotCalled() throws {
+        let server = try RedisServer()
+        let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        center.close()
+        let losses = Collector<BusNotificationError>()
+        let observation = center.addDisconnectionObserver(on: fixture.thread.loop) { losses.append($0) }
+        defer { observation.remove() }
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { } // anything queued has run
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { }
+        #expect(losses.values.isEmpty)
+    }
+
     @Test func closingACenterWhoseLoopHasShutDownFreesItsConnections() throws {
         let server = try RedisServer()
         let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))

@@ -76,6 +76,10 @@ import PortRunLoopTestSupport
         #expect(metrics.droppedWhileDisconnected == 0)
         #expect(losses.values == [.disconnected])
         #expect(center.isConnected)
+        // Once per loss: the next loss is reported too.
+        server.kill()
+        #expect(losses.wait(for: 2))
+        #expect(losses.values == [.disconnected, .disconnected])
         observation.remove(); lossObservation.remove(); stateObservation?.remove()
     }
 
