@@ -42,6 +42,13 @@ public final class RedisStateObservation: Sendable {
     }
 }
 
+/// A weak reference to a state observation (the transport's table does not keep it alive).
+///
+/// Thread-safety: used under a lock.
+struct WeakStateObservation {
+    weak var observation: RedisStateObservation?
+}
+
 /// A weak reference to a transport.
 ///
 /// Thread-safety: used under a lock.

@@ -42,7 +42,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var metrics = RedisTransportMetrics()
         var closed = false
         weak var delegate: (any TransportDelegate)?
-        var stateObservers: [ObjectIdentifier: RedisStateObservation] = [:]
+        /// Held weakly: releasing its token ends an observation.
+        var stateObservers: [ObjectIdentifier: WeakStateObservation] = [:]
     }
 
     let shared = Locked(Shared())
@@ -201,14 +202,16 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         let observers = shared.withLock { shared -> [RedisStateObservation] in
             if shared.state == .closed || shared.state == new { return [] }
             shared.state = new
-            return Array(shared.stateObservers.values)
+            // Strong references for the calls below, released after the lock: a token released
+            // meanwhile on another thread ends its observation (which takes the lock) out here.
+            return shared.stateObservers.values.compactMap(\.observation)
         }
         for observer in observers { observer.deliver(new) }
     }
 
     func addStateObserver(_ observation: RedisStateObservation) {
         let current = shared.withLock { shared in
-            shared.stateObservers[ObjectIdentifier(observation)] = observation
+            shared.stateObservers[ObjectIdentifier(observation)] = WeakStateObservation(observation: observation)
             return shared.state
         }
         observation.deliver(current)
