@@ -12,13 +12,14 @@ extension BusNotificationCenter: TransportDelegate {
             state.metrics.received += 1
             return state.observations
         }
-        let suspended = loopState.suspended
         var delivered = 0, dropped = 0, coalesced = 0, overflowed = 0
         for record in records where record.wants(envelope) {
             // The userInfo in the form this observation takes, made once for all of them.
             if let fields = record.wantsFields { envelope.provideUserInfo(asFields: fields) }
             let behavior = record.behavior ?? .coalesce
-            if !suspended || envelope.deliverImmediately || behavior == .deliverImmediately {
+            // Read per observation: a handler called inline above may have resumed the center
+            // (which delivered what was held), and what follows must not be held again.
+            if !loopState.suspended || envelope.deliverImmediately || behavior == .deliverImmediately {
                 delivered += flushHeld(record)
                 deliver(envelope, to: record)
                 delivered += 1
@@ -28,23 +29,15 @@ extension BusNotificationCenter: TransportDelegate {
             case .drop:
                 dropped += 1
             case .coalesce:
-                let key = envelope.coalescingKey
-                if let index = record.held.firstIndex(where: { $0.coalescingKey == key }) {
+                if let index = record.held.firstIndex(where: { $0.hasSameCoalescingKey(as: envelope) }) {
                     record.held.remove(at: index)
                     coalesced += 1
-                }
-                record.held.append(copy envelope) // held: the rare, suspended path
-            case .hold:
-                if record.held.count < heldNotificationLimit {
                     record.held.append(copy envelope) // held: the rare, suspended path
-                } else {
+                } else if hold(envelope, in: record) {
                     overflowed += 1
-                    if !record.overflowReported {
-                        record.overflowReported = true
-                        logger.warning("BusNotificationCenter: a held observation is full; later notifications are discarded until resumed",
-                                       metadata: [BusLogKey.observation: "\(record.label)", BusLogKey.holdLimit: "\(heldNotificationLimit)"])
-                    }
                 }
+            case .hold:
+                if hold(envelope, in: record) { overflowed += 1 }
             case .deliverImmediately:
                 break // handled above
             }
@@ -57,6 +50,21 @@ extension BusNotificationCenter: TransportDelegate {
                 state.metrics.heldOverflow += overflowed
             }
         }
+    }
+
+    /// Keeps `envelope` for `record` while suspended, up to ``heldNotificationLimit``; returns
+    /// true when it is discarded instead (the first such discard per suspension is logged).
+    private func hold(_ envelope: borrowing NotificationEnvelope, in record: BusObservationRecord) -> Bool {
+        if record.held.count < heldNotificationLimit {
+            record.held.append(copy envelope) // held: the rare, suspended path
+            return false
+        }
+        if !record.overflowReported {
+            record.overflowReported = true
+            logger.warning("BusNotificationCenter: a held observation is full; later notifications are discarded until resumed",
+                           metadata: [BusLogKey.observation: "\(record.label)", BusLogKey.holdLimit: "\(heldNotificationLimit)"])
+        }
+        return true
     }
 
     /// Whether any observation takes raw bus signals (the transport makes a ``BusSignal`` only then).

@@ -39,8 +39,9 @@ public final class BusNotificationCenter: @unchecked Sendable {
     ///
     /// Thread-safety: immutable.
     public let logger: Logger
-    /// How many notifications one `.hold` observation keeps while the center is suspended; later
-    /// ones are discarded and counted (``BusNotificationCenterMetrics/heldOverflow``).
+    /// How many notifications one `.hold` observation keeps while the center is suspended (for a
+    /// `.coalesce` one: how many distinct name and object pairs); later ones are discarded and
+    /// counted (``BusNotificationCenterMetrics/heldOverflow``).
     ///
     /// Thread-safety: immutable.
     public let heldNotificationLimit: Int

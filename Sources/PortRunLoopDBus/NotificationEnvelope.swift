@@ -125,8 +125,11 @@ public struct NotificationEnvelope: @unchecked Sendable {
         return true
     }
 
-    /// The key `.coalesce` keeps one notification per.
-    var coalescingKey: String { name + "\u{0}" + (object ?? "") }
+    /// Whether `.coalesce` keeps one notification for both: the same name and object (compared
+    /// in place; nothing is made per comparison).
+    func hasSameCoalescingKey(as other: borrowing NotificationEnvelope) -> Bool {
+        name == other.name && object == other.object
+    }
 }
 
 extension NotificationEnvelope {

@@ -88,6 +88,47 @@ import PortRunLoopTestSupport
         observation.remove()
     }
 
+    @Test func coalesceIsBoundedByDistinctPairsAndCountsTheOverflow() throws {
+        let fixture = try BusFixture(heldNotificationLimit: 2)
+        defer { fixture.shutDown() }
+        let seen = Collector<String>()
+        let observation = try observe(fixture, "s.coalesce.bounded", .coalesce, into: seen)
+        fixture.center.suspended = true
+        try post(fixture, "s.coalesce.bounded", 1...1, object: "x")
+        try post(fixture, "s.coalesce.bounded", 2...2, object: "y")
+        try post(fixture, "s.coalesce.bounded", 3...3, object: "z") // a third pair: discarded
+        try post(fixture, "s.coalesce.bounded", 4...4, object: "x") // replaces x1
+        try fixture.sync()
+        fixture.center.suspended = false
+        #expect(seen.wait(for: 2))
+        try fixture.sync()
+        #expect(seen.values == ["y2", "x4"])
+        #expect(fixture.center.metrics.heldOverflow == 1)
+        #expect(fixture.center.metrics.coalesced == 1)
+        observation.remove()
+    }
+
+    /// A handler that resumes the center, called inline while a notification is being handed out:
+    /// the observations after it get that notification now, not held after the resume.
+    @Test func aResumeFromAHandlerReachesTheObservationsAfterIt() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        let resumer = try center.addObserver(forName: .init("s.resume"), suspensionBehavior: .deliverImmediately,
+                                             on: fixture.thread.loop) { _ in center.suspended = false }
+        for behavior in [BusSuspensionBehavior.hold, .drop, .coalesce] {
+            let seen = Collector<String>()
+            let later = try observe(fixture, "s.resume", behavior, into: seen)
+            center.suspended = true
+            try post(fixture, "s.resume", 1...1)
+            #expect(seen.wait(for: 1), "\(behavior)")
+            #expect(!center.suspended)
+            later.remove()
+        }
+        #expect(center.metrics.droppedWhileSuspended == 0)
+        resumer.remove()
+    }
+
     @Test func deliverImmediatelyBehaviourIgnoresSuspension() throws {
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
