@@ -35,6 +35,21 @@ import Testing
         #expect(fixture.center.metrics.posted == 0)
     }
 
+    /// A D-Bus string cannot carry NUL: a userInfo string or key with one is refused at the call,
+    /// never cut short on the way.
+    @Test func aUserInfoStringWithNULIsATypedError() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let nul = BusNotificationError.unsupportedUserInfoValue(keyPath: "k", type: "String containing NUL (a D-Bus string cannot carry it)")
+        #expect(throws: nul) { try fixture.center.post(name: .init("bad"), userInfo: ["k": "abc\u{0}def"]) }
+        #expect(throws: BusNotificationError.unsupportedUserInfoValue(keyPath: "outer.k", type: "String containing NUL (a D-Bus string cannot carry it)")) {
+            try fixture.center.post(name: .init("bad"), userInfo: ["outer": ["k": "x\u{0}"]])
+        }
+        #expect(throws: BusNotificationError.self) { try fixture.center.post(name: .init("bad"), userInfo: ["a\u{0}x": 1]) }
+        #expect(throws: nul) { try fixture.center.post(name: .init("bad"), fields: ["k": .string("abc\u{0}def")]) }
+        #expect(fixture.center.metrics.posted == 0)
+    }
+
     @Test func anUnreachableBusIsATypedError() throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-bus-\(UUID().uuidString)").path
         let thread = try RunLoopThread(name: "unreachable")

@@ -60,8 +60,12 @@ enum NotificationSignalWriter {
         try container(DBusTypeCode.array, "{sv}", &iter) { array throws(BusNotificationError) in
             for field in fields {
                 try container(DBusTypeCode.dictEntry, nil, &array) { pair throws(BusNotificationError) in
-                    try appendString(field.key, type: DBusTypeCode.string, to: &pair)
-                    try appendVariant(field.value, to: &pair)
+                    do throws(BusNotificationError) {
+                        try appendString(field.key, type: DBusTypeCode.string, to: &pair)
+                        try appendVariant(field.value, to: &pair)
+                    } catch {
+                        throw error.below(field.key)
+                    }
                 }
             }
         }
@@ -102,8 +106,8 @@ enum NotificationSignalWriter {
         try container(DBusTypeCode.array, "{sv}", &iter) { array throws(BusNotificationError) in
             for entry in entries {
                 try container(DBusTypeCode.dictEntry, nil, &array) { pair throws(BusNotificationError) in
-                    try appendString(entry.key, type: DBusTypeCode.string, to: &pair)
                     do throws(BusNotificationError) {
+                        try appendString(entry.key, type: DBusTypeCode.string, to: &pair)
                         try appendVariant(entry.value, to: &pair)
                     } catch {
                         throw error.below(prefix + entry.key)
@@ -149,6 +153,7 @@ enum NotificationSignalWriter {
         case let v as [AnyHashable: Any]:
             // Rare (a bridged or explicitly typed dictionary): the documented encoding, then written.
             let encoded = try PropertyListCoding.encode(v, path: "")
+            try refuseNUL(in: encoded)
             try container(DBusTypeCode.variant, "a{sv}", &iter) { variant throws(BusNotificationError) in
                 guard DBusMessageWriter.append(encoded, to: &variant) else { throw .outOfMemory }
             }
@@ -189,11 +194,40 @@ enum NotificationSignalWriter {
     }
 
     private static func appendString(_ value: String, type: Int32, to iter: inout DBusMessageIter) throws(BusNotificationError) {
+        try refuseNUL(value)
         let appended = value.withCString { pointer in
             var p: UnsafePointer<CChar>? = pointer
             return dbus_message_iter_append_basic(&iter, type, &p) != 0
         }
         guard appended else { throw .outOfMemory }
+    }
+
+    /// A D-Bus string cannot carry NUL: libdbus would cut it there, so such a string (a userInfo
+    /// key or value) is refused, as a value the bus does not carry. Its key path is the caller's.
+    private static func refuseNUL(_ value: String) throws(BusNotificationError) {
+        if value.utf8.contains(0) {
+            throw .unsupportedUserInfoValue(keyPath: "", type: "String containing NUL (a D-Bus string cannot carry it)")
+        }
+    }
+
+    /// ``refuseNUL(_:)`` for every string of an encoded value.
+    private static func refuseNUL(in value: BusValue) throws(BusNotificationError) {
+        switch value {
+        case .string(let s), .objectPath(let s), .signature(let s): try refuseNUL(s)
+        case .array(_, let items), .structure(let items): for item in items { try refuseNUL(in: item) }
+        case .dictionary(_, _, let entries):
+            for entry in entries {
+                do throws(BusNotificationError) {
+                    try refuseNUL(in: entry.key)
+                    try refuseNUL(in: entry.value)
+                } catch {
+                    if case .string(let key) = entry.key { throw error.below(".\(key)") }
+                    throw error
+                }
+            }
+        case .variant(let inner): try refuseNUL(in: inner)
+        case .byte, .bool, .int16, .uint16, .int32, .uint32, .int64, .uint64, .double, .bytes, .unsupported: break
+        }
     }
 
     /// Opens a container, fills it with `body`, closes it (abandons it when `body` threw).
