@@ -1,5 +1,6 @@
 import Foundation
-import PortRunLoopKit
+@testable import PortRunLoopKit
+import PortRunLoopStressEngine
 import Synchronization
 import Testing
 import PortRunLoopTestSupport
@@ -52,6 +53,27 @@ import PortRunLoopTestSupport
             #expect(stats.delivered == handled.load(ordering: .acquiring))
             #expect(!port.send(before: .distantFuture))
         }
+    }
+
+    /// A second invalidate() that finds the first one still running returns with the port
+    /// invalid all the same: a send after it is refused, and what was queued is discarded.
+    @Test func aSecondInvalidateReturnsWithThePortInvalid() throws {
+        let port = MessagePort(queueLimit: 4)
+        #expect(port.send(before: Date(), msgid: 1)) // held: the port is in no loop
+        let inObserver = Signal()
+        let release = Signal()
+        port.onInvalidation {
+            inObserver.fire()
+            _ = release.wait(seconds: 30)
+        }
+        let first = JoinableThread(name: "first-invalidate") { port.invalidate() }
+        #expect(inObserver.wait())
+        port.invalidate() // the first call is still running, inside its observer
+        #expect(!port.send(before: Date(), msgid: 2), "a send after invalidate() returned was accepted")
+        #expect(port.statistics.queued == 0)
+        #expect(port.statistics.discarded == 1)
+        release.fire()
+        #expect(first.join(timeout: 30))
     }
 
     @Test func invalidateFromInsideTheHandlerStopsTheRestOfTheBatch() throws {

@@ -518,22 +518,47 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// ``invalidate()`` with the reason its handler is given (a remote port whose connection
     /// ended calls it with the connection's). Idempotent: only the first call's reason counts.
     func invalidate(reason: InvalidationReason) {
-        guard gate.close() else { return }
+        guard let closed = withLock({ closeLocked(ifScheduledOn: nil) }) else { return }
+        finishInvalidating(loop: closed.loop, discarded: closed.discarded, reason: reason)
+    }
+
+    /// Owner thread of `loop`, as it shuts down: invalidates the port if it is still scheduled
+    /// there, and returns whether it did. A port another thread removed from `loop` (and may have
+    /// scheduled in a live loop since) is not `loop`'s to invalidate; the check and the closing
+    /// share one critical section, so a removal and an add elsewhere made meanwhile find the port
+    /// invalid rather than leaving a live loop with a port the dead one then invalidates.
+    func invalidate(ifScheduledOn loop: PortRunLoop) -> Bool {
+        guard let closed = withLock({ closeLocked(ifScheduledOn: loop) }) else { return false }
+        finishInvalidating(loop: closed.loop, discarded: closed.discarded, reason: .invalidated)
+        return true
+    }
+
+    /// With the port's lock held: closes the gate and makes the port invalid in one critical
+    /// section (unless `required` is given and the port is not scheduled there): queued messages
+    /// are discarded, senders waiting for room are woken, the port leaves its loop. Returns that
+    /// loop and the count discarded; nil when the port was closed already, or is not `required`'s.
+    /// A second `invalidate()` waits for the first one's section, so it returns with the port
+    /// invalid too, and any send after either is refused.
+    private func closeLocked(ifScheduledOn required: PortRunLoop?) -> (loop: PortRunLoop?, discarded: Int)? {
+        if let required, state.loop !== required { return nil }
+        guard gate.close() else { return nil }
+        state.isValid = false
+        let discarded = state.queue.count
+        state.discarded += discarded
+        state.queue.removeAll()
+        state.readyOnLoop = false
+        notifyRoomChanged()
+        defer { state.loop = nil; state.registration = nil; state.modes = [] }
+        return (state.loop, discarded)
+    }
+
+    /// After ``closeLocked(ifScheduledOn:)``, with the lock let go: the observers, the remote
+    /// connection, the log, the loop's registration, the invalidation handler.
+    private func finishInvalidating(loop: PortRunLoop?, discarded: Int, reason: InvalidationReason) {
         for observer in invalidation.withLock({ record in defer { record.observers = [] }; return record.observers }) {
             observer()
         }
         remote?.invalidate()
-        var discarded = 0
-        let loop: PortRunLoop? = withLock {
-            state.isValid = false
-            discarded = state.queue.count
-            state.discarded += state.queue.count
-            state.queue.removeAll()
-            state.readyOnLoop = false
-            notifyRoomChanged()
-            defer { state.loop = nil; state.registration = nil; state.modes = [] }
-            return state.loop
-        }
         if discarded > 0 {
             logger(loop: loop).notice("MessagePort invalidated with queued messages; they were discarded", metadata: [
                 LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.discarded: "\(discarded)",
@@ -679,21 +704,6 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// Whether this port is currently scheduled in `loop`.
     func isAttached(to loop: PortRunLoop) -> Bool { withLock { state.loop === loop } }
-
-    /// Owner thread of `loop`, as it shuts down: invalidates the port if it is still scheduled
-    /// there, and returns whether it did. A port another thread removed from `loop` (and may have
-    /// scheduled in a live loop since) is not `loop`'s to invalidate. The check and the marking
-    /// invalid share one critical section, so a removal and an add elsewhere made meanwhile find
-    /// the port invalid rather than leaving a live loop with a port the dead one then invalidates.
-    func invalidate(ifScheduledOn loop: PortRunLoop) -> Bool {
-        let scheduled = withLock { () -> Bool in
-            guard state.loop === loop, state.isValid else { return false }
-            state.isValid = false
-            return true
-        }
-        if scheduled { invalidate() }
-        return scheduled
-    }
 
     /// Owner thread of `loop`: `loop`'s registration of the port, if the port is scheduled there
     /// and the registration has been made (one lock on the line the batch's take locks next).
