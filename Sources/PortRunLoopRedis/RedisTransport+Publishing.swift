@@ -43,6 +43,13 @@ extension RedisTransport {
             send(items)
             return
         }
+        keep(items)
+    }
+
+    /// Keeps `items` for the reconnection, up to the endpoint's limit; the rest are dropped and
+    /// counted (loop thread).
+    private func keep(_ items: some Collection<PendingPublish>) {
+        let state = loopState
         var kept = 0, dropped = 0
         for item in items {
             if state.buffered.count < endpoint.disconnectedPostLimit {
@@ -68,16 +75,26 @@ extension RedisTransport {
     /// written at once; counted once.
     func send(_ items: some Collection<PendingPublish>) {
         var sent = 0
+        var refused: [PendingPublish] = []
         if let publisher = loopState.publisher {
             publisher.batchingWrites {
-                for item in items where publisher.send(formatted: item) { sent += 1 }
+                for item in items {
+                    if publisher.send(formatted: item) { sent += 1 } else { refused.append(item) }
+                }
             }
+        } else {
+            refused.append(contentsOf: items)
         }
         // The server answers every PUBLISH, and a subscriber may answer the notification.
         if sent > 0 { PortRunLoop.noteMessageSentFromCurrentThread() }
-        shared.withLock { shared in
-            shared.metrics.published += sent
-            shared.metrics.droppedWhileDisconnected += items.count - sent // hiredis refused: the context is going away
+        shared.withLock { $0.metrics.published += sent }
+        guard !refused.isEmpty else { return }
+        // hiredis refused them: the connection is going away (its end is reported on a later
+        // turn). Kept for the reconnection like any post made while disconnected, unless closed.
+        if isClosed {
+            shared.withLock { $0.metrics.droppedWhileDisconnected += refused.count }
+        } else {
+            keep(refused)
         }
     }
 
