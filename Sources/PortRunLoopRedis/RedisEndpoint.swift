@@ -77,7 +77,8 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The delays between reconnection attempts: ``initialDelay`` after a loss, doubled after each
-/// failed attempt up to ``maximumDelay``, back to ``initialDelay`` once connected again. Attempts
+/// failed attempt up to ``maximumDelay``, back to ``initialDelay`` once a connection has lasted
+/// ``healthyAfter`` (a server that accepts and then closes at once does not reset it). Attempts
 /// go on until the center is closed.
 ///
 /// Thread-safety: a value type; `Sendable`.
@@ -90,6 +91,12 @@ public struct RedisReconnectPolicy: Sendable, Hashable {
     ///
     /// Thread-safety: a value type.
     public var maximumDelay: Duration
+
+    /// How long a connection must last before its loss starts the delays again from
+    /// ``initialDelay``.
+    ///
+    /// Thread-safety: a constant.
+    public static let healthyAfter: Duration = .seconds(1)
 
     /// A policy; both delays positive, `initialDelay <= maximumDelay`.
     ///

@@ -53,7 +53,7 @@ extension RedisTransport: RedisConnectionOwner {
               let subscriber = state.subscriber, subscriber.isOpen, state.subscriberSetUp, state.restoring.isEmpty else { return }
         state.ready = true
         state.everReady = true
-        state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
+        state.readySince = .now
         state.dropReported = false
         let kept = state.buffered
         state.buffered.removeAll()
@@ -116,6 +116,13 @@ extension RedisTransport: RedisConnectionOwner {
             for waiter in state.startWaiters { waiter.finish(.failure(.connectionFailed("\(endpoint): \(reason)"))) }
             state.startWaiters.removeAll()
         }
+        // Back to the initial delay only after a connection that lasted: a server that accepts
+        // and then closes at once (too many clients, protected mode) meets a growing back-off,
+        // not an attempt every initial delay.
+        if wasReady, let since = state.readySince, ContinuousClock.now - since >= RedisReconnectPolicy.healthyAfter {
+            state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
+        }
+        state.readySince = nil
         if wasReady {
             state.lossReported = true
             logger.error("Redis connection lost; reconnecting", metadata: [

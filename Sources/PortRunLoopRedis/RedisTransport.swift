@@ -72,6 +72,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var buffered: [PendingPublish] = []
         var dropReported = false
         var reconnectDelay: Duration
+        /// When the transport last became ready: a connection lost within
+        /// ``RedisReconnectPolicy/healthyAfter`` of it does not bring the delay back to the initial one.
+        var readySince: ContinuousClock.Instant?
         var reconnectTimer: RunLoopTimer?
         var startWaiters: [LoopWaiter] = []
         /// Callers of ``flush(timeout:)``, in the order of their PINGs on the publisher.
