@@ -87,6 +87,40 @@ import PortRunLoopTestSupport
         port.invalidate()
     }
 
+    /// A handler that moves its own port to another loop: the new loop delivers the rest at once,
+    /// while that handler still runs, and the old loop's thread touches nothing of the port's
+    /// delivery state after it (ThreadSanitizer checks that); every message is counted once.
+    @Test func aHandlerThatMovesItsOwnPortHandsTheRestToTheNewLoop() throws {
+        let a = try RunLoopThread(name: "move-self-a")
+        let b = try RunLoopThread(name: "move-self-b")
+        defer { a.stop(); b.stop() }
+        let port = MessagePort(queueLimit: 1_000)
+        let seen = Recorder<(UInt32, String)>()
+        let newLoopDelivers = Signal()
+        port.setHandler { message in
+            seen.append((message.msgid, Thread.current.name ?? ""))
+            if message.msgid == 0 {
+                a.loop.remove(port, forMode: .common) // on a's thread: it lets go at once
+                b.loop.add(port, forMode: .common)
+                _ = newLoopDelivers.wait(seconds: 30)
+            } else if message.msgid == 1 {
+                newLoopDelivers.fire()
+            }
+        }
+        let release = holdLoop(a)
+        a.loop.add(port, forMode: .common)
+        for id in 0..<500 { #expect(port.send(before: .distantFuture, msgid: UInt32(id))) }
+        release.fire()
+        #expect(eventually { seen.count == 500 })
+        try a.loop.performAndWait {}
+        try b.loop.performAndWait {}
+        let values = seen.values
+        #expect(values.map(\.0) == (0..<500).map(UInt32.init))
+        #expect(values.dropFirst().allSatisfy { $0.1 == "move-self-b" })
+        #expect(port.statistics.delivered == 500)
+        port.invalidate()
+    }
+
     @Test func removeThenAddBackOnTheSameLoopKeepsItScheduled() throws {
         let a = try RunLoopThread(name: "move-back")
         defer { a.stop() }

@@ -215,10 +215,13 @@ extension PortRunLoop {
         // Counted here and added to the port's and the loop's counters once, when the batch ends:
         // two read-modify-writes of memory per message fewer.
         var count = 0
+        // Set when a handler took the port out of this loop: its owner-side state may be another
+        // loop's from then on (see below), and so may its owner counter.
+        var leftThisLoop = false
         portsInDelivery.append(port)
         defer {
             _ = portsInDelivery.popLast()
-            port.deliveredCounter.increment(by: count)
+            if leftThisLoop { port.countDelivered(afterLeaving: count) } else { port.deliveredCounter.increment(by: count) }
             messagesDelivered.increment(by: count)
         }
         let id = ObjectIdentifier(port)
@@ -232,14 +235,18 @@ extension PortRunLoop {
         var message = MessagePort.Message(msgid: 0, components: [], receivePort: port)
         let ambient = innermostRunHasAmbientContext
         var messageCarries = false // `message` holds the last payload's components, reply or descriptors
-        while !port.ownerBuffer.isEmpty {
+        while true {
             // A handler may have removed the port from this mode (or from the loop): the rest of
             // the batch must not be delivered here any more (M1/M4). Unregistered, its buffer was
-            // already put back (and may belong to another loop now: do not touch it); still
-            // scheduled in other modes, put the rest back and keep the port pending for them.
+            // already put back and may be another loop's now: not even its emptiness is looked
+            // at, which is why this check comes first. Still scheduled in other modes, the rest
+            // is put back and the port kept pending for them.
             if checkedRegistration.generation != checkedGeneration {
                 // Changed since the last check (the per-message fast path is the test above).
-                guard let registration = ports[id] else { break }
+                guard let registration = ports[id] else {
+                    leftThisLoop = true
+                    break
+                }
                 guard registration.group.isInRunningMode else {
                     port.requeueBuffered()
                     if !pendingPorts.contains(where: { $0 === port }) { pendingPorts.append(port) }
@@ -248,6 +255,7 @@ extension PortRunLoop {
                 checkedRegistration = registration
                 checkedGeneration = registration.generation
             }
+            if port.ownerBuffer.isEmpty { break }
             // Invalidated (by a handler, or by another thread since the last message): once
             // `invalidate()` has returned no handler may start, so the rest is discarded. A plain
             // acquiring load suffices: this thread is already counted in the gate, so an

@@ -105,6 +105,9 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         /// A loop the port was removed from whose thread has not let go of it yet (it may be
         /// delivering a batch it took). No other loop takes messages until it has.
         var leaving: PortRunLoop?
+        /// Messages delivered by loops whose batch ended after a handler took the port out of
+        /// them (``countDelivered(afterLeaving:)``); the rest are in `deliveredCounter`.
+        var deliveredAfterLeaving = 0
         /// `loop`'s registration of the port, once its thread has made it: what that thread looks
         /// up per batch, instead of hashing the port into its table. Only `loop`'s thread reads the
         /// object. Cleared whenever `loop` is (the port leaves its last mode there, or is
@@ -637,7 +640,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// Thread-safety: any thread.
     public var statistics: Statistics {
         withLock {
-            Statistics(sent: state.sent, delivered: deliveredCounter.value, rejected: state.rejected,
+            Statistics(sent: state.sent, delivered: deliveredCounter.value + state.deliveredAfterLeaving, rejected: state.rejected,
                        discarded: state.discarded + ownerDiscardedCounter.value, queued: state.queue.count)
         }
     }
@@ -700,6 +703,14 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             return next.portBecameReady(self) ? next : nil
         }
         next?.ringDoorbell()
+    }
+
+    /// A loop's thread, at the end of a batch during which a handler took the port out of that
+    /// loop: the messages it delivered, counted under the lock (the port's owner counter may be
+    /// another loop's by then, and has one writer).
+    func countDelivered(afterLeaving count: Int) {
+        guard count > 0 else { return }
+        withLock { state.deliveredAfterLeaving += count }
     }
 
     /// Whether this port is currently scheduled in `loop`.
