@@ -121,6 +121,34 @@ import PortRunLoopTestSupport
         port.invalidate()
     }
 
+    /// The thread of a loop a full port was removed from (by another thread) cannot wait for room
+    /// in it: until that thread lets go, no loop takes the port's messages. Its send fails at once.
+    @Test func theOldLoopsThreadCannotWaitForRoomInAPortItHasNotLetGo() throws {
+        let a = try RunLoopThread(name: "move-full-a")
+        let b = try RunLoopThread(name: "move-full-b")
+        defer { a.stop(); b.stop() }
+        let port = MessagePort(queueLimit: 1)
+        port.setHandler { _ in }
+        a.loop.add(port, forMode: RunLoop.Mode("never-run")) // held: the port stays full
+        #expect(port.send(before: .distantFuture, msgid: 1))
+        try a.loop.performAndWait {} // `a` has registered the port (and holds its message)
+        let removed = Signal()
+        let result = Locked<Bool?>(nil)
+        a.loop.perform {
+            _ = removed.wait(seconds: 30)
+            result.withLock { $0 = port.send(before: .distantFuture, msgid: 2) }
+        }
+        // From this thread: `a`'s thread, busy in the block above, has not let go of the port.
+        a.loop.remove(port, forMode: RunLoop.Mode("never-run"))
+        b.loop.add(port, forMode: .default)
+        removed.fire()
+        try a.loop.performAndWait {}
+        #expect(result.withLock { $0 } == false)
+        try b.loop.performAndWait {}
+        #expect(port.statistics.delivered == 1) // once `a` let go, `b` took the held message
+        port.invalidate()
+    }
+
     @Test func removeThenAddBackOnTheSameLoopKeepsItScheduled() throws {
         let a = try RunLoopThread(name: "move-back")
         defer { a.stop() }

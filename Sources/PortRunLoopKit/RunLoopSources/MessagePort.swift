@@ -398,8 +398,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             return false
         }
         // Only the port's loop makes room, so its own thread waiting for room would wait for
-        // itself: on that thread a full port fails at once, whatever the date.
-        let selfSend = state.loop?.isCurrentThread ?? false
+        // itself: on that thread a full port fails at once, whatever the date. So does the thread
+        // of a loop the port is leaving (removed by another thread): until it lets go, which it
+        // cannot while it waits, no loop takes the port's messages.
+        let selfSend = (state.loop?.isCurrentThread ?? false) || (state.leaving?.isCurrentThread ?? false)
         guard !selfSend, waitForRoom(until: date) else {
             state.rejected += 1
             guard state.isValid else { unlock(); return false } // invalidated while waiting
@@ -466,8 +468,10 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         let deadline = date.monotonicDeadline
         guard deadline > System.monotonicSeconds() else { return false }
         var blockingWait: BlockingWait?
-        if let target = state.loop, let waiter = PortRunLoop.existingForCurrentThread() {
-            blockingWait = BlockingWaits.shared.enter(waiter, on: [target], isSend: true) { [self] in
+        // Room comes from the loop the port is in, once the loop it is leaving (if any) let go.
+        let targets = [state.leaving, state.loop].compactMap { $0 }
+        if !targets.isEmpty, let waiter = PortRunLoop.existingForCurrentThread() {
+            blockingWait = BlockingWaits.shared.enter(waiter, on: targets, isSend: true) { [self] in
                 roomGeneration.add(1, ordering: .releasing)
                 ParkingLot.wakeAll(key: roomKey)
             }
