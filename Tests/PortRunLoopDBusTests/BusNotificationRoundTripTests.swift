@@ -67,6 +67,26 @@ import PortRunLoopTestSupport
         a.remove(); b.remove()
     }
 
+    /// A name (or object) too long for a bus match rule is observed all the same: matched by the
+    /// center rather than by the daemon.
+    @Test func namesAndObjectsTooLongForAMatchRuleAreObserved() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let long = "long." + String(repeating: "n", count: 4_000)
+        let object = String(repeating: "o", count: 4_000)
+        let seen = Collector<String>()
+        let observation = try fixture.center.addObserver(forName: .init(long), object: object, on: fixture.thread.loop) { note in
+            seen.append("\(note.name.rawValue.count)/\((note.object as? String)?.count ?? 0)")
+        }
+        try fixture.center.post(name: .init(long), object: "other")
+        try fixture.center.post(name: .init("short"), object: object)
+        try fixture.center.post(name: .init(long), object: object)
+        #expect(seen.wait(for: 1))
+        try fixture.sync()
+        #expect(seen.values == ["\(long.count)/\(object.count)"])
+        observation.remove()
+    }
+
     @Test func observerObjectIsHeldWeaklyAndRemovable() throws {
         final class Watcher: @unchecked Sendable {
             let seen = Collector<String>()
