@@ -51,13 +51,18 @@ extension DBusTransport {
             if !messages.isEmpty { delegate?.transportDiscardedUnsent(count: messages.count) }
             return
         }
+        var refused = 0
         withWatchChangesDeferred {
             for message in messages {
-                dbus_connection_send(connection, message.pointer, nil)
+                // libdbus refuses a message only when it cannot allocate what queuing it takes
+                // (on a connection already lost it returns true and drops it; that loss is
+                // reported as the disconnection): counted as a post discarded unsent.
+                if dbus_connection_send(connection, message.pointer, nil) == 0 { refused += 1 }
                 dbus_message_unref(message.pointer)
             }
         }
+        if refused > 0 { delegate?.transportDiscardedUnsent(count: refused) }
         // An observer in another process may answer (see `IdleSpin`: a conversation).
-        if !messages.isEmpty { PortRunLoop.noteMessageSentFromCurrentThread() }
+        if messages.count > refused { PortRunLoop.noteMessageSentFromCurrentThread() }
     }
 }
