@@ -52,6 +52,11 @@ import PortRunLoopTestSupport
         // The loss, then at least one attempt refused while the server is down (each counted
         // before its state is reported).
         #expect(states.wait { $0.count(where: \.isDisconnected) >= 2 })
+        // The loss says what hiredis saw (the server closed the connection, or reset it).
+        let lossReason = states.values.lazy.compactMap { state -> String? in
+            if case .disconnected(let reason) = state { return reason } else { return nil }
+        }.first
+        #expect(lossReason != nil && lossReason != "connection lost", "\(String(describing: lossReason))")
         #expect(!center.isConnected)
         // Posting while disconnected neither throws nor waits: the posts are kept.
         try center.post(name: .init("stream"), userInfo: ["n": 2])

@@ -64,6 +64,10 @@ final class RedisConnection: @unchecked Sendable {
 
     /// The hiredis context while it exists (nil before ``open()`` and after its cleanup hook).
     private(set) var context: UnsafeMutablePointer<redisAsyncContext>?
+    /// The context between its cleanup hook and hiredis' disconnect callback, which runs after
+    /// the hook while the context still exists: what that callback reads the error from.
+    /// Cleared by the callback, and by the queued report of the end (the context is gone then).
+    private var dyingContext: UnsafeMutablePointer<redisAsyncContext>?
     /// True from hiredis' connect callback (status OK) until the context is gone.
     private(set) var isOpen = false
     /// Why the context ended (set by the first of: our drop, hiredis' connect or disconnect callback).
@@ -149,7 +153,8 @@ final class RedisConnection: @unchecked Sendable {
 
     /// hiredis' disconnect callback (an open connection ended; the context is freed right after).
     fileprivate func disconnected(status: Int32) {
-        if endReason == nil, let context {
+        defer { dyingContext = nil }
+        if endReason == nil, let context = context ?? dyingContext {
             endReason = status == REDIS_OK ? "closed" : Self.errorString(context)
         }
     }
@@ -158,6 +163,7 @@ final class RedisConnection: @unchecked Sendable {
     /// owner hears of it from a queued block, and the context's reference to us is given back.
     func contextFreed() {
         let wasOpen = isOpen
+        dyingContext = context
         context = nil
         isOpen = false
         readSource?.cancel()
@@ -169,18 +175,20 @@ final class RedisConnection: @unchecked Sendable {
         connectTimer = nil
         watchdog?.invalidate()
         watchdog = nil
-        let reason = endReason ?? "connection lost"
         let retained = retainedByContext
         retainedByContext = nil
+        // The reason is read when the end is reported: hiredis' disconnect callback, which
+        // records the server's or the socket's error, runs after this hook.
         let queued = loop.perform(inModes: modes) { [self] in
-            owner?.connectionEnded(self, reason: reason, wasOpen: wasOpen)
+            dyingContext = nil
+            owner?.connectionEnded(self, reason: endReason ?? "connection lost", wasOpen: wasOpen)
             retained?.release()
         }
         if !queued {
             // A shut-down loop: the context was freed by a close on another thread, the only one
             // left to use the connection. The owner hears of it here (it counts what was left
-            // unanswered).
-            owner?.connectionEnded(self, reason: reason, wasOpen: wasOpen)
+            // unanswered); hiredis calls the disconnect callback after this returns.
+            owner?.connectionEnded(self, reason: endReason ?? "connection lost", wasOpen: wasOpen)
             retained?.release()
         }
     }
