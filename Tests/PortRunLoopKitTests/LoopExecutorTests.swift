@@ -1,5 +1,7 @@
 import Foundation
 import PortRunLoopKit
+import PortRunLoopStressEngine
+import PortRunLoopTestSupport
 import Testing
 
 /// An actor whose jobs run on a PortRunLoop's thread.
@@ -25,6 +27,13 @@ actor LoopPinnedActor {
         loop.perform { log.append("perform-in-nested-run") }
         loop.run(mode: .default, before: .distantFuture)
         log.append("job-end")
+    }
+
+    /// Queues another job, then runs the loop in a nested run (returning its result): with no
+    /// source in the mode, and a job that cannot start inside this one, the mode is empty.
+    func nestedRunWithOnlyAJobQueued(log: ConcurrencyLog<String>) -> RunLoopRunResult {
+        Task(executorPreference: loop.taskExecutor) { log.append("other-job") }
+        return loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: false)
     }
 
     /// Where a job runs (kernel thread id) and whether it is isolated there.
@@ -147,6 +156,32 @@ func assumeIsolatedCount(_ actor: LoopPinnedActor) -> Int {
         await Task(executorPreference: thread.loop.taskExecutor) {}.value
         try thread.loop.performAndWait {}
         #expect(log.values == ["job-start", "perform-in-nested-run", "job-end", "other-job"])
+    }
+
+    /// A job that cannot start (jobs never nest) does not make a nested run's mode non-empty: a
+    /// nested run in a job, on a loop with nothing else, returns at once instead of waiting for it.
+    @Test func aQueuedJobDoesNotKeepANestedRunFromFinishing() async throws {
+        let loopBox = Locked<PortRunLoop?>(nil)
+        let done = Locked(false)
+        let started = Signal()
+        let thread = JoinableThread(name: "exec-empty-nested") {
+            let loop = PortRunLoop.current // no source: only jobs keep a run going
+            loopBox.withLock { $0 = loop }
+            started.fire()
+            while !done.withLock({ $0 }) {
+                if !loop.run(mode: .default, before: Date(timeIntervalSinceNow: 1)) { sched_yield() }
+            }
+        }
+        #expect(started.wait())
+        let loop = try #require(loopBox.withLock { $0 })
+        let actor = LoopPinnedActor(loop: loop)
+        let log = ConcurrencyLog<String>()
+        let result = await actor.nestedRunWithOnlyAJobQueued(log: log)
+        #expect(result == .finished)
+        await Task(executorPreference: loop.taskExecutor) {}.value
+        #expect(log.values == ["other-job"])
+        done.withLock { $0 = true }
+        #expect(thread.join(timeout: 30))
     }
 
     @Test func jobsEnqueuedAfterShutdownFailOverAndStayIsolated() async throws {

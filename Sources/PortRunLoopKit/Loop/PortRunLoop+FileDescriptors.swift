@@ -286,7 +286,11 @@ extension PortRunLoop {
             }
             if entered {
                 // Compared first: storing the same registration again is a retain and a release.
-                if registration.source.spinRead != nil, conversationSocket !== registration { conversationSocket = registration }
+                // Not one the handler cancelled (its unregistration cleared the conversation):
+                // kept, it would hold the dead source until another conversation replaced it.
+                if registration.source.spinRead != nil, registration.isRegistered, conversationSocket !== registration {
+                    conversationSocket = registration
+                }
                 fdEventsHandled.increment()
                 handled = true
             }

@@ -175,23 +175,28 @@ extension PortRunLoop {
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
                 || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
-            if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
+            var waitFrom = now
+            if !beforeWaitingObservers.isEmpty {
+                if notifyBeforeWaiting(mode: mode) { continue }
+                waitFrom = System.monotonicSeconds()
+            }
             if let started = turn {
                 reportTurn(from: started, mode: mode)
                 turn = nil
+                waitFrom = System.monotonicSeconds()
             }
-            // After the observers and the turn's report: either may have scheduled a timer or
-            // moved one's date, on this thread, which rings nothing.
+            // After the observers and the turn's report, with the time read after them: either
+            // may have scheduled a timer or moved one's date, on this thread, which rings nothing.
             var wake = deadline
             let timerWake = timers.isEmpty ? .infinity : nextTimerWake()
             if timerWake != .infinity {
                 // Timer dates are wall-clock dates; the wait is on the monotonic clock.
                 let wallNow = Date().timeIntervalSinceReferenceDate
                 if nextTimerDue() <= wallNow { continue }
-                wake = min(wake, now + (timerWake - wallNow))
+                wake = min(wake, waitFrom + (timerWake - wallNow))
             }
-            waitForEvents(until: wake, now: now)
-            if ownerMetricsDelegate != nil { slept = System.monotonicSeconds() - now }
+            waitForEvents(until: wake, now: waitFrom)
+            if ownerMetricsDelegate != nil { slept = System.monotonicSeconds() - waitFrom }
         }
     }
 

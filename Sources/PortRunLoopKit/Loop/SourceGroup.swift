@@ -105,8 +105,10 @@ extension PortRunLoop {
 
     private func hasQueuedWork(for mode: RunLoop.Mode) -> Bool {
         if !localWork.isEmpty {
-            let filter = workFilter(for: mode)
-            if localWork.contains(where: { filter.matches($0, in: mode) }) { return true }
+            // Work that may run in this mode now: an executor job queued while a job is on this
+            // thread's stack cannot (jobs never nest), so it does not keep a nested run going.
+            let filter = workFilter(for: mode, jobsMayStart: !RunningExecutorJob.isRunningAny)
+            if localWork.contains(where: { filter.admits($0, in: mode) }) { return true }
         }
         // Work is only ever added with the hint raised (see `collectInbox`).
         guard workHint.pointee.load(ordering: .acquiring) else { return false }

@@ -67,6 +67,14 @@ public final class FileDescriptorSource: @unchecked Sendable {
     /// Stops watching. Once this returns the handler does not start again (a call already running
     /// on the loop's thread may finish). Idempotent.
     ///
+    /// From another thread, the loop's thread takes the fd out of its epoll set at its next turn
+    /// (libevent's `event_del` is applied there). Closing the fd before that is safe when nothing
+    /// else refers to its open file (the kernel then drops it from the set). When something may
+    /// (a duplicate, a descriptor passed to another process, a child that inherited it), close it
+    /// after the loop has let go, for example from a block queued with
+    /// ``PortRunLoop/perform(inModes:_:)`` after the cancel: otherwise the open file stays in the
+    /// set under a number the loop no longer watches, and its readiness wakes the loop for nothing.
+    ///
     /// Thread-safety: any thread, including from inside its own handler.
     public func cancel() {
         _ = close()
