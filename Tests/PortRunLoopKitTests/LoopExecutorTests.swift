@@ -36,6 +36,16 @@ actor LoopPinnedActor {
         return loop.run(mode: .default, timeout: 10, returnAfterSourceHandled: false)
     }
 
+    /// Handles, in a run nested in this job, a perform block that assumes `other`'s isolation.
+    /// Records, from a perform block handled in a run nested in this job, whether the loop says
+    /// the block is isolated to it.
+    func nestedRunAskingIsolation(log: ConcurrencyLog<String>) {
+        let loop = self.loop
+        loop.perform { log.append("nested block isolated: \(loop.isIsolatingCurrentContext() == true)") }
+        loop.run(mode: .default, before: Date(timeIntervalSinceNow: 5))
+        log.append("job-end")
+    }
+
     /// Where a job runs (kernel thread id) and whether it is isolated there.
     func threadAndIsolation() -> (thread: Int32, isolated: Bool) {
         (kernelThreadID(), loop.isIsolatingCurrentContext() == true)
@@ -97,6 +107,17 @@ func assumeIsolatedCount(_ actor: LoopPinnedActor) -> Int {
         }
         let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(stderr.contains("Incorrect actor executor assumption"), "stderr: \(stderr)")
+    }
+
+    /// In a run nested in a running job, the loop answers that a perform block is not isolated to
+    /// it (the job's actor is suspended below on the stack).
+    @Test func aBlockInARunNestedInAJobIsNotIsolated() async throws {
+        let thread = try RunLoopThread(name: "exec-nested-isolation")
+        defer { thread.stop() }
+        let actor = LoopPinnedActor(loop: thread.loop)
+        let log = ConcurrencyLog<String>()
+        await actor.nestedRunAskingIsolation(log: log)
+        #expect(log.values == ["nested block isolated: false", "job-end"])
     }
 
     @Test func checkIsolatedOffTheLoopThreadTraps() async {

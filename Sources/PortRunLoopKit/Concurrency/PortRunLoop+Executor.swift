@@ -21,8 +21,11 @@ import Dispatch
 ///   re-entered — libdispatch's rule for the main queue inside a nested CFRunLoop.
 /// - Code on the loop's thread is isolated to this executor even outside a job (in a perform
 ///   block, a port handler, …): `assumeIsolated` on a pinned actor succeeds there, and traps with
-///   a message elsewhere — and in a run nested inside a running job, where the job's actor is
-///   suspended below on the stack.
+///   a message elsewhere. In a run nested inside a running job, where the job's actor is
+///   suspended below on the stack, ``PortRunLoop/isIsolatingCurrentContext()`` answers false and
+///   ``PortRunLoop/checkIsolated()`` traps; the runtime's `assumeIsolated` and `preconditionIsolated` do not
+///   ask there, though: while a job of this executor runs on the thread they find it active and
+///   pass. Code in such a nested run must not touch a pinned actor's state.
 /// - Once the loop is shut down (its thread exited or its ``RunLoopThread`` stopped) its jobs are
 ///   not lost: jobs still queued, and any enqueued later, *fail over* in order to a serial dispatch
 ///   queue private to the loop, where they run one at a time, still isolated to this executor
