@@ -50,4 +50,30 @@ import PortRunLoopTestSupport
         #expect(withdrawals.count == 1)
         #expect(port.isValid) // the local port is untouched
     }
+
+    /// The publishing loop shuts down while accepting is paused (the listener has no source then):
+    /// the name is withdrawn all the same, also with the port scheduled in another loop.
+    @Test func aLoopThatShutsDownDuringAnAcceptPauseWithdrawsTheName() throws {
+        let directory = NameDirectory()
+        defer { directory.remove() }
+        let owner = try RunLoopThread(name: "xproc-port-owner")
+        defer { owner.stop() }
+        let publishing = try RunLoopThread(name: "xproc-publishing")
+        let port = MessagePort()
+        owner.loop.add(port, forMode: .default)
+        let published = try directory.registry.publish(port, as: "paused-shutdown", on: publishing.loop)
+        let listener = try #require(socketDescriptors(at: published.socketPath, .listener).first)
+        try publishing.loop.performAndWait(timeout: .seconds(10)) {
+            try SyscallRefusal.accept(listener: listener, errno: EMFILE).installOnCurrentThread()
+        }
+        let peer = rawConnection(to: directory, name: "paused-shutdown") // into the backlog
+        defer { close(peer) }
+        #expect(eventually { published.statistics.acceptFailures >= 1 })
+        publishing.stop() // during a pause (100 ms) but for the instant each retry takes
+        #expect(!published.isPublished)
+        #expect(throws: CrossProcessPortError.notPublished("paused-shutdown")) {
+            _ = try directory.registry.remotePort(named: "paused-shutdown")
+        }
+        #expect(port.isValid)
+    }
 }

@@ -247,6 +247,12 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
                 LogKey.portName: "\(name)", LogKey.error: "\(error)", LogKey.failures: "\(failures)"])
         }
         let timer = RunLoopTimer(after: Self.acceptPause.seconds) { [self] _ in resumeAccepting() }
+        // The listener has no source while paused: the loop's shutdown ends the publication
+        // through the timer, as it does through the listener's source otherwise.
+        timer.shutDownHandler = { [self] in
+            logger.debug("MessagePort publishing loop shut down; the name is withdrawn", metadata: [LogKey.portName: "\(name)"])
+            unpublish()
+        }
         for mode in modes { loop.add(timer, forMode: mode) }
     }
 

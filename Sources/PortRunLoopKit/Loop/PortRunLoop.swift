@@ -509,7 +509,11 @@ extension PortRunLoop {
         conversationSocket = nil
         // As documented: a dead loop's timers are invalidated and its fd sources cancelled (which
         // also drops their references to the loop, so the loop itself can be freed).
-        for timer in deadTimers { timer.invalidate() }
+        for timer in deadTimers {
+            let wasValid = timer.isValid
+            timer.invalidate()
+            if wasValid { timer.shutDownHandler?() }
+        }
         for source in deadSources { source.fail(.loopShutDown) }
         notifyBeforeWaitingObserversOfShutDown()
     }

@@ -30,6 +30,10 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     private let state: TracedMutex<State>
     let gate = DeliveryGate()
     let block: @Sendable (RunLoopTimer) -> Void
+    /// For a library timer whose owner must end with the loop (a published port's accept pause):
+    /// called on the loop's thread when the loop's shutdown invalidates the timer. nil for a
+    /// user's timer. Set before the timer is added, never after.
+    @exclusivity(unchecked) var shutDownHandler: (@Sendable () -> Void)?
 
     // MARK: Its place in its loop (the loop's thread only)
     //
