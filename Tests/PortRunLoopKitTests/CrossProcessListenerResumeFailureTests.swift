@@ -56,12 +56,9 @@ import PortRunLoopTestSupport
     @Test func aLoopThatShutsDownDuringAnAcceptPauseWithdrawsTheName() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let owner = try RunLoopThread(name: "xproc-port-owner")
-        defer { owner.stop() }
-        let publishing = try RunLoopThread(name: "xproc-publishing")
-        let port = MessagePort()
-        owner.loop.add(port, forMode: .default)
-        let published = try directory.registry.publish(port, as: "paused-shutdown", on: publishing.loop)
+        let setup = try PublishedElsewhere(directory, as: "paused-shutdown")
+        defer { setup.owner.stop() }
+        let (publishing, port, published) = (setup.publishing, setup.port, setup.published)
         let listener = try #require(socketDescriptors(at: published.socketPath, .listener).first)
         try publishing.loop.performAndWait(timeout: .seconds(10)) {
             try SyscallRefusal.accept(listener: listener, errno: EMFILE).installOnCurrentThread()

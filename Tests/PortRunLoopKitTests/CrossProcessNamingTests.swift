@@ -103,12 +103,9 @@ import PortRunLoopTestSupport
     @Test func thePublishingLoopsShutDownWithdrawsTheNameOfAPortScheduledElsewhere() throws {
         let directory = NameDirectory()
         defer { directory.remove() }
-        let owner = try RunLoopThread(name: "xproc-port-owner")
-        defer { owner.stop() }
-        let publishing = try RunLoopThread(name: "xproc-publishing")
-        let port = MessagePort()
-        owner.loop.add(port, forMode: .default)
-        let published = try directory.registry.publish(port, as: "elsewhere", on: publishing.loop)
+        let setup = try PublishedElsewhere(directory, as: "elsewhere")
+        defer { setup.owner.stop() }
+        let (owner, publishing, port, published) = (setup.owner, setup.publishing, setup.port, setup.published)
         let peer = rawConnection(to: directory, name: "elsewhere")
         defer { close(peer) }
         try publishing.loop.performAndWait {} // accepted

@@ -335,3 +335,21 @@ func publishRecordingLog(_ directory: NameDirectory, as name: String, on loop: P
     let published = try MessagePortNameRegistry(directory: directory.path, logger: log.logger).publish(port, as: name, on: loop)
     return (port, published, log)
 }
+
+/// A port scheduled in one loop thread (`owner`) and published under `name` on another's loop
+/// (`publishing`, which the test stops): a publication whose end is its publishing loop's, not its
+/// port's.
+struct PublishedElsewhere {
+    let owner: RunLoopThread
+    let publishing: RunLoopThread
+    let port: MessagePort
+    let published: PublishedMessagePort
+
+    init(_ directory: NameDirectory, as name: String) throws {
+        owner = try RunLoopThread(name: "xproc-port-owner")
+        publishing = try RunLoopThread(name: "xproc-publishing")
+        port = MessagePort()
+        owner.loop.add(port, forMode: .default)
+        published = try directory.registry.publish(port, as: name, on: publishing.loop)
+    }
+}
