@@ -10,13 +10,13 @@ import PortRunLoopKit
 public final class RedisStateObservation: Sendable {
     private let loop: PortRunLoop
     private let handler: @Sendable (RedisConnectionState) -> Void
-    private let owner: Locked<WeakTransport>
+    private let owner: Locked<WeakReference<RedisTransport>>
     private let active = Locked(true)
 
     init(loop: PortRunLoop, transport: RedisTransport, handler: @escaping @Sendable (RedisConnectionState) -> Void) {
         self.loop = loop
         self.handler = handler
-        self.owner = Locked(WeakTransport(transport: transport))
+        self.owner = Locked(WeakReference(object: transport))
     }
 
     deinit { remove() }
@@ -27,7 +27,7 @@ public final class RedisStateObservation: Sendable {
     /// Thread-safety: any thread.
     public func remove() {
         active.withLock { $0 = false }
-        let transport = owner.withLock { $0.transport }
+        let transport = owner.withLock { $0.object }
         transport?.removeStateObserver(self)
     }
 
@@ -42,16 +42,10 @@ public final class RedisStateObservation: Sendable {
     }
 }
 
-/// A weak reference to a state observation (the transport's table does not keep it alive).
+/// A weak reference: a state observation's to its transport, and the transport's table's to its
+/// observations (neither keeps the other alive).
 ///
 /// Thread-safety: used under a lock.
-struct WeakStateObservation {
-    weak var observation: RedisStateObservation?
-}
-
-/// A weak reference to a transport.
-///
-/// Thread-safety: used under a lock.
-struct WeakTransport {
-    weak var transport: RedisTransport?
+struct WeakReference<Object: AnyObject> {
+    weak var object: Object?
 }

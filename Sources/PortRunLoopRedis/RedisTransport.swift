@@ -43,7 +43,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var closed = false
         weak var delegate: (any TransportDelegate)?
         /// Held weakly: releasing its token ends an observation.
-        var stateObservers: [ObjectIdentifier: WeakStateObservation] = [:]
+        var stateObservers: [ObjectIdentifier: WeakReference<RedisStateObservation>] = [:]
     }
 
     let shared = Locked(Shared())
@@ -207,14 +207,14 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
             shared.state = new
             // Strong references for the calls below, released after the lock: a token released
             // meanwhile on another thread ends its observation (which takes the lock) out here.
-            return shared.stateObservers.values.compactMap(\.observation)
+            return shared.stateObservers.values.compactMap(\.object)
         }
         for observer in observers { observer.deliver(new) }
     }
 
     func addStateObserver(_ observation: RedisStateObservation) {
         let current = shared.withLock { shared in
-            shared.stateObservers[ObjectIdentifier(observation)] = WeakStateObservation(observation: observation)
+            shared.stateObservers[ObjectIdentifier(observation)] = WeakReference(object: observation)
             return shared.state
         }
         observation.deliver(current)

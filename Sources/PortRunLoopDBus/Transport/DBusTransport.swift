@@ -93,15 +93,15 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         case .notifications(let name, let object):
             var parts = ["type='signal'", "path='\(NotificationWireFormat.path)'",
                          "interface='\(NotificationWireFormat.interface)'", "member='\(NotificationWireFormat.member)'"]
-            let nameMatch = name.map { "arg0='\(BusMatchRule.quote($0))'" }
-            let objectMatch = object.map { "arg1='\(BusMatchRule.quote($0))'" }
             // The daemon refuses a rule longer than it takes (`LimitsExceeded`): a name or object
             // too long for it is matched by the center alone (which matches every notification
             // it receives against each observation anyway), at the cost of receiving the others.
-            let fixed = parts.joined(separator: ",").utf8.count
-            if let nameMatch, fixed + 1 + nameMatch.utf8.count <= Self.maximumMatchRuleLength { parts.append(nameMatch) }
-            let used = parts.joined(separator: ",").utf8.count
-            if let objectMatch, used + 1 + objectMatch.utf8.count <= Self.maximumMatchRuleLength { parts.append(objectMatch) }
+            var length = parts.joined(separator: ",").utf8.count
+            for match in [name.map { "arg0='\(BusMatchRule.quote($0))'" }, object.map { "arg1='\(BusMatchRule.quote($0))'" }] {
+                guard let match, length + 1 + match.utf8.count <= Self.maximumMatchRuleLength else { continue }
+                parts.append(match)
+                length += 1 + match.utf8.count
+            }
             rule = parts.joined(separator: ",")
         case .signals(let match):
             try match.validate()

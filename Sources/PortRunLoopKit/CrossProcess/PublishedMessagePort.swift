@@ -206,12 +206,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         // published name stays published whether or not its caller keeps this object.
         let source = try loop.watch(fileDescriptor: fd, for: .read, inModes: modes, spinRead: nil, onFailure: { [self] error in
             listenerRefused(error)
-        }, onShutDown: { [self] in
-            // The port may be scheduled in another loop, or in none: its invalidation, which
-            // withdraws the name too, is not what ends the publication here.
-            logger.debug("MessagePort publishing loop shut down; the name is withdrawn", metadata: [LogKey.portName: "\(name)"])
-            unpublish()
-        }) { [self] _ in
+        }, onShutDown: { [self] in loopShutDown() }) { [self] _ in
             acceptConnections()
         }
         let keep = state.withLock { state -> Bool in
@@ -220,6 +215,14 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
             return true
         }
         if !keep { source.cancel() }
+    }
+
+    /// Owner thread: the publishing loop shuts down (told by the listener's source, or by an
+    /// accept pause's timer). The port may be scheduled in another loop, or in none: its
+    /// invalidation, which withdraws the name too, is not what ends the publication here.
+    private func loopShutDown() {
+        logger.debug("MessagePort publishing loop shut down; the name is withdrawn", metadata: [LogKey.portName: "\(name)"])
+        unpublish()
     }
 
     /// Owner thread: the loop could not watch the listener after `publish` returned (a registration
@@ -249,10 +252,7 @@ public final class PublishedMessagePort: @unchecked Sendable, CustomStringConver
         let timer = RunLoopTimer(after: Self.acceptPause.seconds) { [self] _ in resumeAccepting() }
         // The listener has no source while paused: the loop's shutdown ends the publication
         // through the timer, as it does through the listener's source otherwise.
-        timer.shutDownHandler = { [self] in
-            logger.debug("MessagePort publishing loop shut down; the name is withdrawn", metadata: [LogKey.portName: "\(name)"])
-            unpublish()
-        }
+        timer.shutDownHandler = { [self] in loopShutDown() }
         for mode in modes { loop.add(timer, forMode: mode) }
     }
 

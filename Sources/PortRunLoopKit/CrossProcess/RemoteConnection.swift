@@ -551,16 +551,15 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// ``sendRequestFrame(for:msgid:components:descriptors:sendTimeout:)`` for an async request: it
     /// tries at once, and while it cannot go (no credit, no room in the socket) and `deadline` has
     /// not passed, waits suspended for what it lacks (``awaitRoomToSend(until:)``) and tries again.
-    /// A task cancelled before a try sends nothing: it throws ``CrossProcessPortError/cancelled``
-    /// (cancelled as its wait for room ended otherwise, the wait's cancellation handler found the
-    /// wait complete and recorded nothing).
+    /// A task cancelled before a try sends nothing: it throws ``CrossProcessPortError/cancelled``,
+    /// whether the cancellation ended its wait for room or came as that wait ended otherwise.
     private func sendRequestFrame(for wait: ReplyWait, msgid: UInt32, components: [Data], descriptors: [Int32],
                                   until deadline: Double) async throws(CrossProcessPortError) -> (id: UInt64, sentAt: Double) {
         while true {
             if Task.isCancelled { throw .cancelled }
             switch sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors, sendTimeout: 0) {
             case .success(let sent): return sent
-            case .failure(.sendTimedOut) where System.monotonicSeconds() < deadline: try await awaitRoomToSend(until: deadline)
+            case .failure(.sendTimedOut) where System.monotonicSeconds() < deadline: await awaitRoomToSend(until: deadline)
             case .failure(let error): throw error
             }
         }
@@ -570,8 +569,8 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// socket has room (the reader thread, for which the socket is armed for writability too),
     /// the connection ended, or `deadline` (the send deadline; the reader thread's timer) passed.
     /// Looks again under the lock first: what came since the failed try ends the wait at once.
-    /// Throws ``CrossProcessPortError/cancelled`` when the task was cancelled (nothing was sent).
-    private func awaitRoomToSend(until deadline: Double) async throws(CrossProcessPortError) {
+    /// Cancelling the task ends the wait too; the caller then sends nothing.
+    private func awaitRoomToSend(until deadline: Double) async {
         let room = ReplyWait(waiter: nil)
         await suspend(on: room, until: deadline) {
             let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
@@ -583,11 +582,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
             roomWaits.append(room)
             return true
         }
-        let cancelled = locked { () -> Bool in
-            roomWaits.removeAll { $0 === room }
-            return room.cancelled
-        }
-        if cancelled { throw .cancelled }
+        locked { roomWaits.removeAll { $0 === room } }
     }
 
     /// Suspends the task on `wait` (a request's wait for its reply, or a wait to send) until it

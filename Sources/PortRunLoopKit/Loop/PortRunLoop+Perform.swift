@@ -157,10 +157,6 @@ extension PortRunLoop {
             // handler's nested run finds it there).
             if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
             guard let item = Self.takeFirstAdmitted(from: &localWork, by: filter, in: mode) else { break }
-            if case .portReady(let port) = item.kind {
-                if portIsReady(port, mode: mode) { handled = true }
-                continue // a port is a source, not a perform
-            }
             switch item.kind {
             case .block(let block): withCallerContext(item.context, ambient: ambient, block)
             case .call(let call):
@@ -170,7 +166,9 @@ extension PortRunLoop {
                 inConversation = true // a Swift task passing through, as an `await` does
                 executorJobsRun.increment()
                 runExecutorJob(job)
-            case .portReady: break // handled above
+            case .portReady(let port):
+                if portIsReady(port, mode: mode) { handled = true }
+                continue // a port is a source, not a perform
             }
             performsRun.increment()
             handled = true

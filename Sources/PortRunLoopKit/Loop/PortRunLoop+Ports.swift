@@ -68,8 +68,9 @@ extension PortRunLoop {
 
     /// Owner: makes the loop's registration of `port` follow the port's own record of where it is
     /// scheduled (``MessagePort/scheduledModes(on:)``), whatever order adds and removes made on
-    /// other threads arrive in. Every add and remove queues one; each is idempotent.
-    private func syncPort(_ port: MessagePort) {
+    /// other threads arrive in. Every add and remove queues one; each is idempotent. The loop's
+    /// shutdown syncs every port it has registered too.
+    func syncPort(_ port: MessagePort) {
         // A shut-down loop invalidates the ports still scheduled in it (L4); one removed from it
         // meanwhile only leaves, like any removed port.
         let isShutDown = inbox.withLock { $0.isShutDown }

@@ -138,7 +138,7 @@ extension PortRunLoop {
             guard timer.group != nil, timer.isValid else { continue }
             // A date set since it was scheduled (by its block, or by another thread while the
             // loop was firing it: that thread's re-arm found it out of the heap) stands.
-            if timer.finishFiring(scheduledVersion: timer.scheduledVersion, now: nowDate) {
+            if timer.finishFiring(now: nowDate) {
                 schedule(timer)
             } else {
                 unregisterTimer(timer)

@@ -487,12 +487,10 @@ extension PortRunLoop {
                           metadata: [LogKey.loop: "\(name)", LogKey.discarded: "\(discardedBlocks)"])
         }
         pendingPorts.removeAll()
-        for registration in ports.values {
-            // Only ports still scheduled here die with the loop; a port another thread removed
-            // (and may have scheduled in a live loop since) is let go of, its messages kept.
-            let port = registration.port
-            if !port.invalidate(ifScheduledOn: self) { unregisterPort(port, discardingBuffered: !port.isValid) }
-        }
+        // Only ports still scheduled here die with the loop; a port another thread removed (and
+        // may have scheduled in a live loop since) is let go of, its messages kept: what a sync
+        // on a shut-down loop does.
+        for registration in ports.values { syncPort(registration.port) }
         ports.removeAll()
         let deadTimers = Array(timers.values)
         timers.removeAll()

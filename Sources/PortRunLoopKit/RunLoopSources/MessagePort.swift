@@ -525,8 +525,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// ``invalidate()`` with the reason its handler is given (a remote port whose connection
     /// ended calls it with the connection's). Idempotent: only the first call's reason counts.
     func invalidate(reason: InvalidationReason) {
-        guard let closed = withLock({ closeLocked(ifScheduledOn: nil) }) else { return }
-        finishInvalidating(loop: closed.loop, discarded: closed.discarded, reason: reason)
+        invalidate(reason: reason, ifScheduledOn: nil)
     }
 
     /// Owner thread of `loop`, as it shuts down: invalidates the port if it is still scheduled
@@ -535,33 +534,36 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     /// share one critical section, so a removal and an add elsewhere made meanwhile find the port
     /// invalid rather than leaving a live loop with a port the dead one then invalidates.
     func invalidate(ifScheduledOn loop: PortRunLoop) -> Bool {
-        guard let closed = withLock({ closeLocked(ifScheduledOn: loop) }) else { return false }
-        finishInvalidating(loop: closed.loop, discarded: closed.discarded, reason: .invalidated)
-        return true
+        invalidate(reason: .invalidated, ifScheduledOn: loop)
     }
 
-    /// With the port's lock held: closes the gate and makes the port invalid in one critical
-    /// section (unless `required` is given and the port is not scheduled there): queued messages
-    /// are discarded, senders waiting for room are woken, the port leaves its loop. Returns that
-    /// loop and the count discarded; nil when the port was closed already, or is not `required`'s.
-    /// A second `invalidate()` waits for the first one's section, so it returns with the port
-    /// invalid too, and any send after either is refused.
-    private func closeLocked(ifScheduledOn required: PortRunLoop?) -> (loop: PortRunLoop?, discarded: Int)? {
-        if let required, state.loop !== required { return nil }
-        guard gate.close() else { return nil }
-        state.isValid = false
-        let discarded = state.queue.count
-        state.discarded += discarded
-        state.queue.removeAll()
-        state.readyOnLoop = false
-        notifyRoomChanged()
-        defer { state.loop = nil; state.registration = nil; state.modes = [] }
-        return (state.loop, discarded)
-    }
-
-    /// After ``closeLocked(ifScheduledOn:)``, with the lock let go: the observers, the remote
-    /// connection, the log, the loop's registration, the invalidation handler.
-    private func finishInvalidating(loop: PortRunLoop?, discarded: Int, reason: InvalidationReason) {
+    /// The one invalidation: in one critical section (unless `required` is given and the port is
+    /// not scheduled there, or the port was closed already: false) the gate closes and the port
+    /// turns invalid, its queued messages are discarded, senders waiting for room are woken, and
+    /// it leaves its loop. A second `invalidate()` waits for the first one's section, so it
+    /// returns with the port invalid too, and any send after either is refused. Then, with the
+    /// lock let go: the observers, the remote connection, the log, the loop's registration, the
+    /// invalidation handler.
+    @discardableResult
+    private func invalidate(reason: InvalidationReason, ifScheduledOn required: PortRunLoop?) -> Bool {
+        var discarded = 0
+        var loop: PortRunLoop?
+        let closed = withLock { () -> Bool in
+            if let required, state.loop !== required { return false }
+            guard gate.close() else { return false }
+            state.isValid = false
+            discarded = state.queue.count
+            state.discarded += discarded
+            state.queue.removeAll()
+            state.readyOnLoop = false
+            notifyRoomChanged()
+            loop = state.loop
+            state.loop = nil
+            state.registration = nil
+            state.modes = []
+            return true
+        }
+        guard closed else { return false }
         for observer in invalidation.withLock({ record in defer { record.observers = [] }; return record.observers }) {
             observer()
         }
@@ -580,6 +582,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
             return record.handler
         }
         if let handler { runInvalidationHandler(handler, reason: reason, portLoop: loop) }
+        return true
     }
 
     /// Calls `observer` once when the port is invalidated (at once, on this thread, if it already

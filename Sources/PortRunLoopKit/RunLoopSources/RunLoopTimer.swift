@@ -174,15 +174,16 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
 
     /// Owner thread of its loop, once the timer's block returned: whether the timer is to be
     /// scheduled again (for ``fireDate`` as it now stands). A date set since the timer was
-    /// scheduled (`scheduledVersion`), by its block or by another thread, stands. Otherwise a
+    /// scheduled (``scheduledVersion``), by its block or by another thread, stands. Otherwise a
     /// repeating timer moves on by whole intervals past `now`, and a one-shot timer is done: it is
     /// closed and let go of here, and the caller unregisters it.
     ///
     /// One critical section decides and acts, so a date another thread sets meanwhile is either
     /// seen here (and stands) or set after the move on, whose re-arm then applies it; a setter
     /// that comes after a one-shot is done finds it let go of, as on any invalidated timer.
-    func finishFiring(scheduledVersion: UInt64, now: Date) -> Bool {
-        state.withLock { state in
+    func finishFiring(now: Date) -> Bool {
+        let scheduledVersion = self.scheduledVersion // the loop's own field: read before the lock
+        return state.withLock { state in
             if state.fireDateVersion != scheduledVersion { return true }
             guard repeats else {
                 gate.close()
