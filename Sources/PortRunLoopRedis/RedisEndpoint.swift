@@ -2,7 +2,8 @@
 /// while the server is away.
 ///
 /// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.
-/// TCP only, no AUTH and no TLS (Docs/RedisNotifications.md, "Operations").
+/// TCP only, no AUTH and no TLS (Docs/RedisNotifications.md, "Operations"). A value out of range,
+/// given to the initialiser or set later, is a precondition failure naming the field.
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
@@ -12,20 +13,20 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// bound it. A loop that must stay responsive when DNS is slow is given an address.
     ///
     /// Thread-safety: a value type.
-    public var host: String
+    public var host: String { didSet { Self.check(host: host) } }
     /// The server's TCP port.
     ///
     /// Thread-safety: a value type.
-    public var port: Int
+    public var port: Int { didSet { Self.check(port: port) } }
     /// How long one connection attempt may take (TCP connect) before it counts as failed.
     ///
     /// Thread-safety: a value type.
-    public var connectTimeout: Duration
+    public var connectTimeout: Duration { didSet { Self.check(timeout: connectTimeout) } }
     /// How long the server may leave a command (PUBLISH, SUBSCRIBE) unanswered before the
     /// connection counts as lost and is reopened.
     ///
     /// Thread-safety: a value type.
-    public var commandTimeout: Duration
+    public var commandTimeout: Duration { didSet { Self.check(timeout: commandTimeout) } }
     /// The delays between reconnection attempts.
     ///
     /// Thread-safety: a value type.
@@ -34,7 +35,18 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// posts are dropped and counted (``RedisTransportMetrics/droppedWhileDisconnected``).
     ///
     /// Thread-safety: a value type.
-    public var disconnectedPostLimit: Int
+    public var disconnectedPostLimit: Int { didSet { Self.check(disconnectedPostLimit: disconnectedPostLimit) } }
+    /// How long a connection may stay silent before the server is asked for an answer: a `PING`
+    /// on the publishing connection, a `SUBSCRIBE` to the center's own health channel
+    /// (`portrunloop.health.<host:pid:random>`, on which nothing is published) on the subscribed
+    /// one. An answer that does not come within ``commandTimeout`` makes the connection lost and
+    /// reopened, as an unanswered post does. Without it, a subscribe-only center on a dead link
+    /// (a server that hangs, a host that vanished without a reset, a middlebox that forgot the
+    /// connection) would wait for notifications that never come. The checks also keep a server's
+    /// idle-client `timeout` from closing a quiet center. Nil: no checks. Default 15 s.
+    ///
+    /// Thread-safety: a value type.
+    public var healthCheckInterval: Duration? { didSet { Self.check(healthCheckInterval: healthCheckInterval) } }
     /// The form of the payloads this center posts (``RedisPayloadFormat/binary`` unless set;
     /// ``RedisPayloadFormat/json`` for `redis-cli` readers). Received payloads may be either.
     ///
@@ -46,6 +58,11 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Thread-safety: a constant.
     public static let defaultDisconnectedPostLimit = 10_000
 
+    /// The default ``healthCheckInterval``.
+    ///
+    /// Thread-safety: a constant.
+    public static let defaultHealthCheckInterval: Duration = .seconds(15)
+
     /// An endpoint; the defaults suit a server on the same host or network.
     ///
     /// - Parameters:
@@ -53,21 +70,40 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///   - port: 1...65535 (the standard port is 6379).
     ///   - connectTimeout, commandTimeout: positive.
     ///   - disconnectedPostLimit: at least 0 (0: nothing is kept while disconnected).
+    ///   - healthCheckInterval: positive, or nil for no health checks.
     ///
     /// Thread-safety: a value type.
     public init(host: String = "127.0.0.1", port: Int = 6379, connectTimeout: Duration = .seconds(2),
                 commandTimeout: Duration = .seconds(5), reconnectPolicy: RedisReconnectPolicy = .init(),
-                disconnectedPostLimit: Int = RedisEndpoint.defaultDisconnectedPostLimit) {
-        precondition(!host.isEmpty, "RedisEndpoint: host is empty")
-        precondition((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535")
-        precondition(connectTimeout > .zero && commandTimeout > .zero, "RedisEndpoint: timeouts must be positive")
-        precondition(disconnectedPostLimit >= 0, "RedisEndpoint: disconnectedPostLimit must be at least 0")
+                disconnectedPostLimit: Int = RedisEndpoint.defaultDisconnectedPostLimit,
+                healthCheckInterval: Duration? = RedisEndpoint.defaultHealthCheckInterval) {
+        Self.check(host: host)
+        Self.check(port: port)
+        Self.check(timeout: connectTimeout)
+        Self.check(timeout: commandTimeout)
+        Self.check(disconnectedPostLimit: disconnectedPostLimit)
+        Self.check(healthCheckInterval: healthCheckInterval)
         self.host = host
         self.port = port
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout
         self.reconnectPolicy = reconnectPolicy
         self.disconnectedPostLimit = disconnectedPostLimit
+        self.healthCheckInterval = healthCheckInterval
+    }
+
+    private static func check(host: String) { precondition(!host.isEmpty, "RedisEndpoint: host is empty") }
+
+    private static func check(port: Int) { precondition((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535") }
+
+    private static func check(timeout: Duration) { precondition(timeout > .zero, "RedisEndpoint: timeouts must be positive") }
+
+    private static func check(disconnectedPostLimit: Int) {
+        precondition(disconnectedPostLimit >= 0, "RedisEndpoint: disconnectedPostLimit must be at least 0")
+    }
+
+    private static func check(healthCheckInterval: Duration?) {
+        precondition(healthCheckInterval.map { $0 > .zero } ?? true, "RedisEndpoint: healthCheckInterval must be positive (or nil)")
     }
 
     /// `redis://host:port`.

@@ -17,8 +17,9 @@ extension RedisTransport: RedisConnectionOwner {
         state.reconnectTimer = nil
         state.subscriberSetUp = false
         let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes,
-                                        readsRepliesInBatches: true)
-        let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes)
+                                        readsRepliesInBatches: true, healthCheck: Self.publisherHealthCheck)
+        let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes,
+                                         healthCheck: [Array("SUBSCRIBE".utf8), Array(healthChannel.utf8)])
         publisher.owner = self
         subscriber.owner = self
         state.publisher = publisher
@@ -84,7 +85,7 @@ extension RedisTransport: RedisConnectionOwner {
             // still unanswered (a close on a loop that had shut down frees the connection without
             // waiting for them) are counted all the same.
             if isPublisher { state.publisher = nil } else { state.subscriber = nil }
-            let unconfirmed = isPublisher ? connection.awaitingReplies : 0
+            let unconfirmed = isPublisher ? unansweredPosts(connection) : 0
             if unconfirmed > 0 { shared.withLock { $0.metrics.unconfirmedAtDisconnect += unconfirmed } }
             return
         }
@@ -93,7 +94,7 @@ extension RedisTransport: RedisConnectionOwner {
         let publisher = state.publisher
         state.publisher = nil
         state.subscriber = nil
-        let unconfirmed = publisher?.awaitingReplies ?? 0
+        let unconfirmed = publisher.map(unansweredPosts) ?? 0
         other?.drop("the other connection ended (\(reason))")
 
         let wasReady = state.ready
@@ -131,6 +132,26 @@ extension RedisTransport: RedisConnectionOwner {
             delegate?.transportDisconnected()
         }
         scheduleReconnect()
+    }
+
+    /// The publishing connection's health check: `PING <text>`, answered with the text as a bulk
+    /// string (a flush's bare `PING` is answered `+PONG`, a `PUBLISH` with an integer).
+    static let publisherHealthCheck: [[UInt8]] = [Array("PING".utf8), Array("portrunloop.health".utf8)]
+
+    /// The subscribed connection's health check subscribes (again) to this channel, on which nothing
+    /// is published: a subscribed Redis connection answers only (un)subscriptions and `PING`, and
+    /// hiredis 0.14 keeps a `PING`'s callback for ever on a subscribed context. Outside the
+    /// notification prefix, so no observation sees it.
+    var healthChannel: String { "portrunloop.health." + (localName ?? "?") }
+
+    func connectionSentHealthCheck(_ connection: RedisConnection) {
+        shared.withLock { $0.metrics.healthChecks += 1 }
+    }
+
+    /// Posts the publishing connection sent that the server has not answered: the replies it
+    /// awaits, but for a health check's and the waiting flushes' `PING`s (one each).
+    private func unansweredPosts(_ publisher: RedisConnection) -> Int {
+        max(0, publisher.awaitingCommandReplies - loopState.flushWaiters.count)
     }
 
     private func scheduleReconnect() {
@@ -192,6 +213,9 @@ extension RedisTransport: RedisConnectionOwner {
             if !loopState.flushWaiters.isEmpty { loopState.flushWaiters.removeFirst().finish(.success(())) }
             if loopState.flushWaiters.isEmpty { connection.setRepliesWanted(false) }
             return
+        }
+        if reply.type == REDIS_REPLY_STRING {
+            return // the health check's answer (``publisherHealthCheck``)
         }
         if reply.type == REDIS_REPLY_ERROR {
             let message = RedisReply.string(reply) ?? "error"

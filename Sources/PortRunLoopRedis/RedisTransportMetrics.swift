@@ -56,6 +56,12 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
     ///
     /// Thread-safety: a value type.
     public var subscriptionsConfirmed = 0
+    /// Health checks sent: a connection had heard nothing from the server for
+    /// ``RedisEndpoint/healthCheckInterval`` (one answer that does not come within
+    /// ``RedisEndpoint/commandTimeout`` is a loss, counted in ``connectionLosses``).
+    ///
+    /// Thread-safety: a value type.
+    public var healthChecks = 0
 
     /// All zero.
     ///
@@ -69,6 +75,6 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
         "published \(published), confirmed \(publishConfirmed), errors \(publishErrors), unconfirmed at disconnect \(unconfirmedAtDisconnect), "
             + "buffered \(bufferedWhileDisconnected), dropped while disconnected \(droppedWhileDisconnected), received \(received), "
             + "malformed \(malformed), losses \(connectionLosses), failed attempts \(failedAttempts), reconnections \(reconnections), "
-            + "subscriptions confirmed \(subscriptionsConfirmed)"
+            + "subscriptions confirmed \(subscriptionsConfirmed), health checks \(healthChecks)"
     }
 }

@@ -51,3 +51,41 @@ import PortRunLoopTestSupport
         observation.remove(); disconnection.remove(); lateObservation.remove()
     }
 }
+
+/// Posts libdbus could not write when the bus went away are dropped with the connection: the
+/// center counts every one of them as discarded unsent, and only those.
+@Suite(.timeLimit(.minutes(1))) struct BusPostsOnALostConnectionTests {
+    @Test func postsTheDeadBusNeverGotAreCountedAsDiscarded() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        let posted = try fixture.thread.loop.performAndWait(timeout: .seconds(10)) { () -> Int in
+            // On the loop's thread nothing reads the end of the stream until this block returns:
+            // the center still counts itself connected, and libdbus takes the posts.
+            fixture.bus.kill()
+            var accepted = 0
+            for n in 0..<3 {
+                do throws(BusNotificationError) {
+                    try center.post(name: .init("into.the.void"), userInfo: ["n": n])
+                    accepted += 1
+                } catch {}
+            }
+            return accepted
+        }
+        #expect(posted == 3)
+        #expect(eventually { !center.isConnected })
+        #expect(center.metrics.postsDiscardedUnsent == 3, "\(center.metrics)")
+    }
+
+    /// Posts the bus received are not counted as discarded when it goes away later.
+    @Test func postsWrittenBeforeTheLossAreNotCounted() throws {
+        let fixture = try BusFixture()
+        defer { fixture.shutDown() }
+        let center = fixture.center
+        for n in 0..<3 { try center.post(name: .init("delivered"), userInfo: ["n": n]) }
+        try fixture.sync()
+        fixture.bus.kill()
+        #expect(eventually { !center.isConnected })
+        #expect(center.metrics.postsDiscardedUnsent == 0, "\(center.metrics)")
+    }
+}

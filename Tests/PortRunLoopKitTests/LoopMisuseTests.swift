@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Misuse of a loop's run/stop API: bad dates and timeouts, stop() on loops that are
 /// not running or are dead. (Running a loop from a foreign thread is covered by the core tests.)

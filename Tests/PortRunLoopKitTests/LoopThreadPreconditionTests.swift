@@ -1,6 +1,7 @@
 import Foundation
 import PortRunLoopKit
 import Testing
+import PortRunLoopTestSupport
 
 /// `preconditionOnLoopThread(_:)`: passes on the loop's own thread, traps anywhere else with a
 /// message naming the call and the loop.

@@ -14,21 +14,6 @@ final class CallCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
-/// The text an exit test's child process wrote to standard error ("" when not captured).
-func standardError(_ result: ExitTest.Result?) -> String {
-    String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-}
-
-/// Checks that a precondition's message reached standard error. Messages are only printed in
-/// debug builds (`-Onone`), so release builds check the exit status alone.
-func expectMessage(_ result: ExitTest.Result?, contains text: String,
-                   sourceLocation: SourceLocation = #_sourceLocation) {
-    #if DEBUG
-    let stderr = standardError(result)
-    #expect(stderr.contains(text), "stderr was: \(stderr)", sourceLocation: sourceLocation)
-    #endif
-}
-
 /// Expectations checked on a thread other than the test's: swift-testing attributes `#expect` only
 /// inside the test's own task, so they are collected here and recorded on the test's thread.
 final class ThreadChecks: Sendable {

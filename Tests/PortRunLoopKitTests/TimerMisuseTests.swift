@@ -3,6 +3,7 @@ import PortRunLoopKit
 import PortRunLoopStressEngine
 import Synchronization
 import Testing
+import PortRunLoopTestSupport
 
 /// Bad timer input: NaN, negative, infinite and huge intervals and dates. Each is a
 /// precondition naming the mistake or a documented clamp — never a hang, a busy loop or a crash.

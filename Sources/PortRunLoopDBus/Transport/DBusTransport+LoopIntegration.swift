@@ -131,6 +131,7 @@ extension DBusTransport {
         loopState.drainFollows = true
         dbus_watch_handle(key.pointer, flags)
         loopState.drainFollows = false
+        sendWaitingIfWritten()
         drain()
     }
 

@@ -51,6 +51,11 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         /// Inside a send batch: watch changes are applied once after it (``changedWatches``).
         var deferringWatchChanges = false
         var changedWatches: [OpaquePointer] = []
+        /// libdbus holds a post it could not write whole (the socket was full, or the peer gone):
+        /// until its outgoing queue is empty again, later posts wait in ``waitingToSend``.
+        var libdbusHoldsAPost = false
+        /// Posts waiting for libdbus to write the one it holds, in post order.
+        var waitingToSend: [OutgoingMessage] = []
     }
 
     nonisolated(unsafe) let loopState = LoopState()
@@ -72,6 +77,7 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         // otherwise); `close()` normally did it on the loop's thread.
         if !state.withLock({ $0.closed }) { closeNow() }
         discardQueuedPosts()
+        discardUnwrittenPosts()
         dbus_connection_unref(connection)
     }
 
@@ -109,6 +115,8 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         }
         try onLoop { transport throws(BusNotificationError) in
             guard transport.isConnected else { throw .disconnected }
+            // The call writes libdbus' whole outgoing queue first: a post it held may be gone.
+            defer { transport.sendWaitingIfWritten() }
             try DBusCall.callBus(transport.connection, member: "AddMatch", arguments: [rule],
                                  timeoutMilliseconds: transport.timeoutMilliseconds)
         }
@@ -123,6 +131,7 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
             guard isConnected else { return }
             // No reply is waited for (a nil error asks libdbus not to).
             token.rule.withCString { dbus_bus_remove_match(connection, $0, nil) }
+            sendWaitingIfWritten()
         }
         if loop.isCurrentThread { work() } else { loop.perform(work) }
     }
@@ -161,8 +170,10 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
         guard first else { return }
         // Closing removes every watch and timeout through our callbacks (cancelling the loop's
         // sources); the functions are then cleared so that libdbus holds no pointer to us.
+        // libdbus drops what it has not written: counted, with the posts waiting behind it.
         dbus_connection_close(connection)
         clearLoopIntegration()
+        discardUnwrittenPosts()
     }
 
     /// Called from the message filter when libdbus reports the connection lost.
@@ -172,6 +183,7 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
             return state.connected
         }
         guard first else { return }
+        discardUnwrittenPosts()
         delegate?.transportDisconnected()
     }
 }

@@ -15,6 +15,8 @@ protocol RedisConnectionOwner: AnyObject {
     func connection(_ connection: RedisConnection, received reply: UnsafeMutablePointer<redisReply>?)
     /// hiredis finished handling one readiness of the socket (replies delivered by then).
     func connectionFinishedReading(_ connection: RedisConnection)
+    /// The connection had heard nothing for the health-check interval and sent its ``RedisConnection/healthCheck``.
+    func connectionSentHealthCheck(_ connection: RedisConnection)
 }
 
 /// One hiredis async connection (`redisAsyncContext`) run by a ``PortRunLoop``, on its thread:
@@ -91,14 +93,31 @@ final class RedisConnection: @unchecked Sendable {
     /// When the connection last showed progress with replies awaited (a reply, or the first send).
     private var lastProgress = ContinuousClock.now
 
+    /// The command that asks the server for an answer after ``RedisEndpoint/healthCheckInterval``
+    /// of silence (its reply counted by ``noteReply()``, as any other), or nil for none.
+    let healthCheck: [[UInt8]]?
+    /// Replies and pushed messages hiredis handed out: the watchdog compares it between ticks to
+    /// learn that the server spoke, so that the read path pays an increment, not a clock read.
+    var repliesHeard = 0
+    /// ``repliesHeard`` at the watchdog's last tick, and when that tick (or the opening) saw it change.
+    private var repliesHeardAtTick = 0
+    private var lastHeard = ContinuousClock.now
+    /// The health check's reply is awaited. It is sent only when nothing else is, so the next reply
+    /// is its own (replies come in the order of their commands).
+    private var healthCheckAwaited = false
+
+    /// Replies awaited for commands other than the health check.
+    var awaitingCommandReplies: Int { awaitingReplies - (healthCheckAwaited ? 1 : 0) }
+
     init(loop: PortRunLoop, endpoint: RedisEndpoint, label: String, logger: Logger, modes: [RunLoop.Mode],
-         readsRepliesInBatches: Bool = false) {
+         readsRepliesInBatches: Bool = false, healthCheck: [[UInt8]]? = nil) {
         self.loop = loop
         self.endpoint = endpoint
         self.label = label
         self.logger = logger
         self.modes = modes
         self.readsRepliesInBatches = readsRepliesInBatches
+        self.healthCheck = healthCheck
     }
 
     // MARK: Opening
@@ -144,6 +163,7 @@ final class RedisConnection: @unchecked Sendable {
         isOpen = true
         setsockoptNoDelay(context.pointee.c.fd)
         if readsRepliesInBatches { setReceiveLowWater(context.pointee.c.fd, Self.replyBatchBytes) }
+        lastHeard = .now
         startWatchdog()
         later { connection in
             guard connection.context != nil else { return }
@@ -219,6 +239,7 @@ final class RedisConnection: @unchecked Sendable {
     /// A reply to a counted command arrived.
     func noteReply() {
         if awaitingReplies > 0 { awaitingReplies -= 1 }
+        healthCheckAwaited = false
         lastProgress = .now
     }
 
@@ -288,24 +309,47 @@ final class RedisConnection: @unchecked Sendable {
 
     // MARK: Support
 
-    /// The command timeout: a connection with replies awaited and no progress for
-    /// ``RedisEndpoint/commandTimeout`` is dropped (a server that stopped answering).
+    /// The watchdog, ticking four times per ``RedisEndpoint/commandTimeout`` (or per
+    /// ``RedisEndpoint/healthCheckInterval``, when shorter):
+    /// - the command timeout: a connection with replies awaited and no progress for
+    ///   ``RedisEndpoint/commandTimeout`` is dropped (a server that stopped answering);
+    /// - the health check: a connection with nothing awaited that has heard nothing from the
+    ///   server for ``RedisEndpoint/healthCheckInterval`` sends ``healthCheck``, whose reply is
+    ///   then awaited like any other. A silent dead link is found within the interval plus the
+    ///   command timeout plus two ticks.
     private func startWatchdog() {
-        let period = max(endpoint.commandTimeout.seconds / 4, 0.01)
+        let shortest = min(endpoint.commandTimeout, endpoint.healthCheckInterval ?? endpoint.commandTimeout)
+        let period = max(shortest.seconds / 4, 0.01)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: period), interval: period, repeats: true) { [weak self] _ in
-            guard let self, self.awaitingReplies > 0 else { return }
-            if self.readsRepliesInBatches {
-                // Replies below the low-water mark are progress too: read them before judging.
-                self.readWaitingReplies()
-                self.owner?.connectionFinishedReading(self)
-                guard self.context != nil, self.awaitingReplies > 0 else { return }
-            }
-            if ContinuousClock.now - self.lastProgress > self.endpoint.commandTimeout {
-                self.drop("no reply within \(self.endpoint.commandTimeout)")
-            }
+            self?.watchdogTicked()
         }
         watchdog = timer
         schedule(timer)
+    }
+
+    private func watchdogTicked() {
+        if awaitingReplies > 0, readsRepliesInBatches {
+            // Replies below the low-water mark are progress too: read them before judging.
+            readWaitingReplies()
+            owner?.connectionFinishedReading(self)
+            guard context != nil else { return }
+        }
+        let now = ContinuousClock.now
+        if repliesHeard != repliesHeardAtTick {
+            repliesHeardAtTick = repliesHeard
+            lastHeard = now
+        }
+        if awaitingReplies > 0 {
+            if now - lastProgress > endpoint.commandTimeout {
+                drop(healthCheckAwaited ? "no answer to a health check within \(endpoint.commandTimeout)"
+                                        : "no reply within \(endpoint.commandTimeout)")
+            }
+            return
+        }
+        guard let healthCheck, let interval = endpoint.healthCheckInterval, now - lastHeard >= interval,
+              send(healthCheck) else { return }
+        healthCheckAwaited = true
+        owner?.connectionSentHealthCheck(self)
     }
 
     func schedule(_ timer: RunLoopTimer) {
@@ -390,5 +434,6 @@ private func redisConnectionReplied(_ context: UnsafeMutablePointer<redisAsyncCo
                                     _ privdata: UnsafeMutableRawPointer?) {
     guard let privdata else { return }
     let connection = Unmanaged<RedisConnection>.fromOpaque(privdata).takeUnretainedValue()
+    connection.repliesHeard &+= 1
     connection.owner?.connection(connection, received: reply?.assumingMemoryBound(to: redisReply.self))
 }
