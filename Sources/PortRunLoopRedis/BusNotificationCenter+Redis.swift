@@ -26,13 +26,16 @@ extension BusNotificationCenter {
     /// (Docs/RedisNotifications.md, "Operations").
     ///
     /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the server refuses the
-    ///   connection, is absent, or does not answer in time; nothing is left running then.
+    ///   connection or the credentials (its reason, e.g. `WRONGPASS` or `NOAUTH`, in the message),
+    ///   is absent, or does not answer in time; nothing is left running then. An endpoint with a
+    ///   username and no password is a precondition failure.
     ///
     /// Thread-safety: any thread.
     public convenience init(redis endpoint: RedisEndpoint, loop: PortRunLoop = .main,
                             logger: Logger = BusNotificationCenter.disabledLogger,
                             heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
                             callTimeout: Duration = .seconds(5)) throws(BusNotificationError) {
+        RedisEndpoint.check(username: endpoint.username, password: endpoint.password)
         let transport = RedisTransport(endpoint: endpoint, loop: loop, logger: logger, callTimeout: callTimeout)
         self.init(transport: transport, endpoint: .transport(endpoint.description), logger: logger,
                   heldNotificationLimit: heldNotificationLimit, callTimeout: callTimeout)
@@ -72,8 +75,10 @@ extension BusNotificationCenter {
     public var redisMetrics: RedisTransportMetrics? { (transport as? RedisTransport)?.metrics }
 
     /// Calls `handler` on `loop`'s thread with the Redis connection's state now (queued), then at
-    /// each change (connected, disconnected with the reason, closed), in order. Nil for a D-Bus
-    /// center. Keep the token: releasing it ends the observation.
+    /// each change (connected, disconnected with the reason, closed), in order: two changes made at
+    /// once on two threads may reach it as the later one only, never the earlier after it, so the
+    /// last state it gets is the center's current one. Nil for a D-Bus center. Keep the token:
+    /// releasing it ends the observation.
     ///
     /// Thread-safety: any thread.
     public func addRedisStateObserver(on loop: PortRunLoop = .main,

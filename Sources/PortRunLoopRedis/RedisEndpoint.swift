@@ -2,11 +2,12 @@
 /// while the server is away.
 ///
 /// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.
-/// TCP only, no AUTH and no TLS (Docs/RedisNotifications.md, "Operations"). A value out of range,
+/// TCP, without TLS; a server with a password (`requirepass`) or ACL users is reached with
+/// ``password`` and ``username`` (Docs/RedisNotifications.md, "Operations"). A value out of range,
 /// given to the initialiser or set later, is a precondition failure naming the field.
 ///
 /// Thread-safety: a value type; `Sendable`.
-public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The server's host name or IP address (e.g. `127.0.0.1`). A name is resolved by hiredis on
     /// the loop's thread, with a blocking `getaddrinfo`, at every connection attempt (reconnections
     /// included): while the resolver waits the loop serves nothing, and ``connectTimeout`` does not
@@ -47,6 +48,19 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var healthCheckInterval: Duration? { didSet { Self.check(healthCheckInterval: healthCheckInterval) } }
+    /// The password each connection sends first (`AUTH`): the server's `requirepass`, or the
+    /// password of ``username``. Nil: no `AUTH` (each connection sends `PING` first instead, so a
+    /// server that wants a password fails the connection at once with its `NOAUTH` reason). Never
+    /// logged, and not part of ``description``. The server sees it in clear: TCP, no TLS.
+    ///
+    /// Thread-safety: a value type.
+    public var password: String?
+    /// The ACL user to authenticate as (`AUTH username password`, Redis 6 and later); nil for the
+    /// server's default user. Needs ``password`` (checked by the initialiser and when a center is
+    /// made, so that the two may be set in either order).
+    ///
+    /// Thread-safety: a value type.
+    public var username: String?
     /// The form of the payloads this center posts (``RedisPayloadFormat/binary`` unless set;
     /// ``RedisPayloadFormat/json`` for `redis-cli` readers). Received payloads may be either.
     ///
@@ -71,18 +85,21 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
     ///   - connectTimeout, commandTimeout: positive.
     ///   - disconnectedPostLimit: at least 0 (0: nothing is kept while disconnected).
     ///   - healthCheckInterval: positive, or nil for no health checks.
+    ///   - username, password: the credentials to `AUTH` with; a username needs a password.
     ///
     /// Thread-safety: a value type.
     public init(host: String = "127.0.0.1", port: Int = 6379, connectTimeout: Duration = .seconds(2),
                 commandTimeout: Duration = .seconds(5), reconnectPolicy: RedisReconnectPolicy = .init(),
                 disconnectedPostLimit: Int = RedisEndpoint.defaultDisconnectedPostLimit,
-                healthCheckInterval: Duration? = RedisEndpoint.defaultHealthCheckInterval) {
+                healthCheckInterval: Duration? = RedisEndpoint.defaultHealthCheckInterval,
+                username: String? = nil, password: String? = nil) {
         Self.check(host: host)
         Self.check(port: port)
         Self.check(timeout: connectTimeout)
         Self.check(timeout: commandTimeout)
         Self.check(disconnectedPostLimit: disconnectedPostLimit)
         Self.check(healthCheckInterval: healthCheckInterval)
+        Self.check(username: username, password: password)
         self.host = host
         self.port = port
         self.connectTimeout = connectTimeout
@@ -90,6 +107,8 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.reconnectPolicy = reconnectPolicy
         self.disconnectedPostLimit = disconnectedPostLimit
         self.healthCheckInterval = healthCheckInterval
+        self.username = username
+        self.password = password
     }
 
     private static func check(host: String) { precondition(!host.isEmpty, "RedisEndpoint: host is empty") }
@@ -106,10 +125,26 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         precondition(healthCheckInterval.map { $0 > .zero } ?? true, "RedisEndpoint: healthCheckInterval must be positive (or nil)")
     }
 
-    /// `redis://host:port`.
+    static func check(username: String?, password: String?) {
+        precondition(username == nil || password != nil, "RedisEndpoint: a username needs a password")
+    }
+
+    /// `redis://host:port`, or `redis://username@host:port`: never the password.
     ///
     /// Thread-safety: a value type.
-    public var description: String { "redis://\(host):\(port)" }
+    public var description: String { "redis://\(username.map { $0 + "@" } ?? "")\(host):\(port)" }
+
+    /// The fields as `dump` and debuggers show them, the password masked.
+    ///
+    /// Thread-safety: a value type.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "host": host, "port": port, "connectTimeout": connectTimeout, "commandTimeout": commandTimeout,
+            "reconnectPolicy": reconnectPolicy, "disconnectedPostLimit": disconnectedPostLimit,
+            "payloadFormat": payloadFormat, "healthCheckInterval": healthCheckInterval as Any,
+            "username": username as Any, "password": password == nil ? "nil" : "(set)",
+        ], displayStyle: .struct)
+    }
 }
 
 /// The delays between reconnection attempts: ``initialDelay`` after a loss, doubled after each

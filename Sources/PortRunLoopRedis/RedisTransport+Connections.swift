@@ -101,10 +101,15 @@ extension RedisTransport: RedisConnectionOwner {
         state.ready = false
         state.subscriberSetUp = false
         state.restoring.removeAll()
+        // A subscribed connection the server ended with an error reply refused a subscription in
+        // flight: its callers hear the server's error, the others that the connection went.
+        let refusal = isPublisher ? nil : connection.refusedByServer.map(BusNotificationError.init(serverError:))
+        let refusedKeys = refusal == nil ? [] : state.subscriptions.filter { $0.value.inFlight }.map(\.key)
         for key in Array(state.subscriptions.keys) {
             state.subscriptions[key]?.atServer = false
             state.subscriptions[key]?.inFlight = false
         }
+        if let refusal { failSubscriptionWaiters(of: refusedKeys, with: refusal) }
         failSubscriptionWaiters(with: .disconnected)
         for waiter in state.flushWaiters { waiter.finish(.failure(.disconnected)) }
         state.flushWaiters.removeAll()

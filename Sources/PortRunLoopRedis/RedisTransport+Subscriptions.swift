@@ -141,10 +141,10 @@ extension RedisTransport {
         if restored { checkReady() }
     }
 
-    /// Fails every caller waiting for a subscription (the connection is gone).
-    func failSubscriptionWaiters(with error: BusNotificationError) {
+    /// Fails every caller waiting for a subscription (the connection is gone), or those of `keys`.
+    func failSubscriptionWaiters(of keys: [SubscriptionKey]? = nil, with error: BusNotificationError) {
         let state = loopState
-        for key in Array(state.subscriptions.keys) {
+        for key in keys ?? Array(state.subscriptions.keys) {
             let waiters = state.subscriptions[key]?.waiters ?? []
             state.subscriptions[key]?.waiters.removeAll()
             for waiter in waiters { waiter.finish(.failure(error)) }
@@ -254,5 +254,14 @@ extension RedisTransport {
                 delegate?.transportDroppedMalformed(from: "Redis channel \(channel)", reason: "\(reason)")
             }
         }
+    }
+}
+
+extension BusNotificationError {
+    /// A Redis error reply, `CODE message` (`NOPERM this user has no permissions…`), as
+    /// ``BusNotificationError/busError(name:message:)``.
+    init(serverError text: String) {
+        let parts = text.split(separator: " ", maxSplits: 1)
+        self = .busError(name: parts.first.map(String.init) ?? "ERR", message: parts.count > 1 ? String(parts[1]) : "")
     }
 }

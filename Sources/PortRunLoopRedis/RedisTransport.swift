@@ -39,6 +39,9 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
 
     struct Shared {
         var state: RedisConnectionState = .connecting
+        /// Counts the changes of `state` (the first state is version 1): observers skip a
+        /// delivery older than one they got (``RedisStateObservation``).
+        var stateVersion: UInt64 = 1
         var metrics = RedisTransportMetrics()
         var closed = false
         weak var delegate: (any TransportDelegate)?
@@ -202,22 +205,23 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
 
     /// Publishes a new state to ``connectionState`` and its observers.
     func setState(_ new: RedisConnectionState) {
-        let observers = shared.withLock { shared -> [RedisStateObservation] in
-            if shared.state == .closed || shared.state == new { return [] }
+        let (observers, version) = shared.withLock { shared -> ([RedisStateObservation], UInt64) in
+            if shared.state == .closed || shared.state == new { return ([], 0) }
             shared.state = new
+            shared.stateVersion += 1
             // Strong references for the calls below, released after the lock: a token released
             // meanwhile on another thread ends its observation (which takes the lock) out here.
-            return shared.stateObservers.values.compactMap(\.object)
+            return (shared.stateObservers.values.compactMap(\.object), shared.stateVersion)
         }
-        for observer in observers { observer.deliver(new) }
+        for observer in observers { observer.deliver(new, version: version) }
     }
 
     func addStateObserver(_ observation: RedisStateObservation) {
-        let current = shared.withLock { shared in
+        let (current, version) = shared.withLock { shared in
             shared.stateObservers[ObjectIdentifier(observation)] = WeakReference(object: observation)
-            return shared.state
+            return (shared.state, shared.stateVersion)
         }
-        observation.deliver(current)
+        observation.deliver(current, version: version)
     }
 
     func removeStateObserver(_ observation: RedisStateObservation) {

@@ -1,12 +1,12 @@
 import Foundation
 import PortRunLoopDBus
 import PortRunLoopKit
-import PortRunLoopRedis
+@testable import PortRunLoopRedis
 import Testing
 import PortRunLoopTestSupport
 
-/// A Redis center's state observations: the current state at once, then each change; releasing
-/// the token ends the observation as `remove()` does.
+/// A Redis center's state observations: the current state at once, then each change, never an
+/// older one after a newer; releasing the token ends the observation as `remove()` does.
 @Suite(.timeLimit(.minutes(1))) struct RedisStateObservationTests {
     @Test func releasingTheTokenEndsTheObservation() throws {
         let server = try RedisServer()
@@ -26,5 +26,21 @@ import PortRunLoopTestSupport
         #expect(kept.wait { $0.contains(where: \.isDisconnected) })
         try fixture.thread.loop.performAndWait(timeout: .seconds(5)) { } // whatever was queued has run
         #expect(released.values.count == 1, "a released token's handler ran again: \(released.values)")
+    }
+
+    /// Two changes made at once on two threads can be queued in either order: the one queued
+    /// last but older is skipped, so the handler ends on the newer.
+    @Test func anOlderStateQueuedAfterANewerOneIsSkipped() throws {
+        let server = try RedisServer()
+        let fixture = try RedisFixture(server: server, endpoint: RedisReconnectionTests.endpoint(server.port))
+        defer { fixture.shutDown() }
+        let seen = Collector<RedisConnectionState>()
+        let token = try #require(fixture.center.addRedisStateObserver(on: fixture.thread.loop) { seen.append($0) })
+        defer { token.remove() }
+        #expect(seen.wait { $0 == [.connected] })
+        token.deliver(.closed, version: 1_000)
+        token.deliver(.disconnected("older"), version: 999)
+        try fixture.thread.loop.performAndWait(timeout: .seconds(5)) {} // both queued before this
+        #expect(seen.values == [.connected, .closed])
     }
 }

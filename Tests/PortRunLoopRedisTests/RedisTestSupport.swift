@@ -39,10 +39,13 @@ func freeLoopbackPort() throws -> Int {
 /// ``stop()`` or release. Never the system's server: never port 6379 unless the kernel chose it.
 final class RedisServer: @unchecked Sendable {
     let port: Int
+    /// Further `redis-server` options (e.g. `--requirepass`), kept for ``restart()``.
+    let extraArguments: [String]
     private let current = Locked<StreamingProcess?>(nil)
 
-    init() throws {
+    init(extraArguments: [String] = []) throws {
         port = try freeLoopbackPort()
+        self.extraArguments = extraArguments
         try start()
     }
 
@@ -52,7 +55,7 @@ final class RedisServer: @unchecked Sendable {
         let process = try StreamingProcess(RedisTools.server, [
             "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--daemonize", "no", "--logfile", "", "--protected-mode", "yes",
-        ])
+        ] + extraArguments)
         guard process.wait(for: "Ready to accept connections", seconds: 10) else {
             let output = process.output
             process.stop()
@@ -84,10 +87,21 @@ final class RedisServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Runs `redis-cli -p <port> arguments…` (bounded); its status and output.
+    /// Makes an ACL user with `password`, the given channel patterns, and the commands a center
+    /// needs (the rights Docs/RedisNotifications.md lists, and no more).
+    func addUser(_ name: String, password: String, channels: [String],
+                 sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let created = try cli(["ACL", "SETUSER", name, "on", ">" + password, "resetchannels"] + channels.map { "&" + $0 }
+                              + ["-@all", "+publish", "+subscribe", "+psubscribe", "+unsubscribe", "+punsubscribe", "+ping"])
+        #expect(created.status == 0 && created.output.contains("OK"), "\(created.output)", sourceLocation: sourceLocation)
+    }
+
+    /// Runs `redis-cli -p <port> arguments…` (bounded), authenticated with `password` when given
+    /// (through the environment, not the command line); its status and output.
     @discardableResult
-    func cli(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = try StreamingProcess(RedisTools.cli, ["-h", "127.0.0.1", "-p", "\(port)"] + arguments)
+    func cli(_ arguments: [String], password: String? = nil) throws -> (status: Int32, output: String) {
+        let process = try StreamingProcess(RedisTools.cli, ["-h", "127.0.0.1", "-p", "\(port)"] + arguments,
+                                           environment: password.map { ["REDISCLI_AUTH": $0] } ?? [:])
         defer { process.stop() }
         guard let status = process.waitForExit(seconds: 20) else {
             Issue.record("redis-cli \(arguments) did not exit within 20 s")

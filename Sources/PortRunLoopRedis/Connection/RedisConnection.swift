@@ -70,10 +70,17 @@ final class RedisConnection: @unchecked Sendable {
     /// the hook while the context still exists: what that callback reads the error from.
     /// Cleared by the callback, and by the queued report of the end (the context is gone then).
     private var dyingContext: UnsafeMutablePointer<redisAsyncContext>?
-    /// True from hiredis' connect callback (status OK) until the context is gone.
+    /// True from the handshake's answer (after hiredis' connect callback) until the context is gone.
     private(set) var isOpen = false
+    /// The handshake was sent and not answered: the next reply is its own (nothing else is sent
+    /// before the owner hears the connection is open).
+    fileprivate var handshakePending = false
     /// Why the context ended (set by the first of: our drop, hiredis' connect or disconnect callback).
     var endReason: String?
+    /// The error reply that ended the context, when the server's refusal of a command did: hiredis
+    /// 0.14 closes a subscribed connection on an error reply (a (P)SUBSCRIBE's has no callback to
+    /// go to), e.g. `NOPERM` for a channel an ACL user may not use.
+    private(set) var refusedByServer: String?
     /// The reference the context holds on us (see the type's comment).
     private var retainedByContext: Unmanaged<RedisConnection>?
 
@@ -160,11 +167,45 @@ final class RedisConnection: @unchecked Sendable {
             if endReason == nil, let context { endReason = Self.errorString(context) }
             return
         }
-        isOpen = true
         setsockoptNoDelay(context.pointee.c.fd)
-        if readsRepliesInBatches { setReceiveLowWater(context.pointee.c.fd, Self.replyBatchBytes) }
         lastHeard = .now
         startWatchdog()
+        later { $0.sendHandshake() }
+    }
+
+    // MARK: Handshake
+
+    /// The connection's first command: `AUTH [username] password` when the endpoint has a
+    /// password, else `PING`. The connection is open (and the owner told) once it is answered, so
+    /// a server that wants a password, refuses the one given, is not Redis or does not answer
+    /// (the command timeout) fails the connection here, with the server's reason, rather than
+    /// the first post or subscription later. Its reply is awaited like any command's.
+    private func sendHandshake() {
+        guard context != nil, !handshakePending, !isOpen else { return }
+        let command: [[UInt8]]
+        if let password = endpoint.password {
+            command = [Array("AUTH".utf8)] + (endpoint.username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
+        } else {
+            command = [Array("PING".utf8)]
+        }
+        handshakePending = send(command)
+        if !handshakePending { drop("hiredis refused the handshake") }
+    }
+
+    /// The handshake's answer (inside hiredis; nil: abandoned as the context is freed).
+    fileprivate func handshakeAnswered(_ reply: UnsafeMutablePointer<redisReply>?) {
+        handshakePending = false
+        guard let reply, context != nil else { return }
+        noteReply()
+        if reply.pointee.type == REDIS_REPLY_ERROR {
+            let what = endpoint.password == nil ? "PING" : "AUTH"
+            let reason = "\(what) refused: \(RedisReply.string(reply.pointee) ?? "error")"
+            if endReason == nil { endReason = reason }
+            later { $0.drop(reason) } // hiredis is not re-entered to free its context
+            return
+        }
+        isOpen = true
+        if readsRepliesInBatches, let context { setReceiveLowWater(context.pointee.c.fd, Self.replyBatchBytes) }
         later { connection in
             guard connection.context != nil else { return }
             connection.owner?.connectionOpened(connection)
@@ -174,7 +215,10 @@ final class RedisConnection: @unchecked Sendable {
     /// hiredis' disconnect callback (an open connection ended; the context is freed right after).
     fileprivate func disconnected(status: Int32) {
         defer { dyingContext = nil }
-        if endReason == nil, let context = context ?? dyingContext {
+        guard let context = context ?? dyingContext else { return }
+        // hiredis reports an error reply it had no callback for as REDIS_ERR_OTHER with the reply's text.
+        if status != REDIS_OK, context.pointee.err == REDIS_ERR_OTHER { refusedByServer = Self.errorString(context) }
+        if endReason == nil {
             endReason = status == REDIS_OK ? "closed" : Self.errorString(context)
         }
     }
@@ -435,5 +479,9 @@ private func redisConnectionReplied(_ context: UnsafeMutablePointer<redisAsyncCo
     guard let privdata else { return }
     let connection = Unmanaged<RedisConnection>.fromOpaque(privdata).takeUnretainedValue()
     connection.repliesHeard &+= 1
+    if connection.handshakePending {
+        connection.handshakeAnswered(reply?.assumingMemoryBound(to: redisReply.self))
+        return
+    }
     connection.owner?.connection(connection, received: reply?.assumingMemoryBound(to: redisReply.self))
 }
