@@ -28,7 +28,8 @@ extension BusNotificationCenter {
     /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the server refuses the
     ///   connection or the credentials (its reason, e.g. `WRONGPASS` or `NOAUTH`, in the message),
     ///   is absent, or does not answer in time; nothing is left running then. An endpoint with a
-    ///   username and no password is a precondition failure.
+    ///   username and no password is a precondition failure, and so is a reconnection policy
+    ///   whose delays are not `0 < initialDelay <= maximumDelay`.
     ///
     /// Thread-safety: any thread.
     public convenience init(redis endpoint: RedisEndpoint, loop: PortRunLoop = .main,
@@ -36,6 +37,7 @@ extension BusNotificationCenter {
                             heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
                             callTimeout: Duration = .seconds(5)) throws(BusNotificationError) {
         RedisEndpoint.check(username: endpoint.username, password: endpoint.password)
+        RedisReconnectPolicy.check(initialDelay: endpoint.reconnectPolicy.initialDelay, maximumDelay: endpoint.reconnectPolicy.maximumDelay)
         let transport = RedisTransport(endpoint: endpoint, loop: loop, logger: logger, callTimeout: callTimeout)
         self.init(transport: transport, endpoint: .transport(endpoint.description), logger: logger,
                   heldNotificationLimit: heldNotificationLimit, callTimeout: callTimeout)

@@ -173,9 +173,15 @@ public struct RedisReconnectPolicy: Sendable, Hashable {
     ///
     /// Thread-safety: a value type.
     public init(initialDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(5)) {
-        precondition(initialDelay > .zero && initialDelay <= maximumDelay, "RedisReconnectPolicy: need 0 < initialDelay <= maximumDelay")
+        Self.check(initialDelay: initialDelay, maximumDelay: maximumDelay)
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
+    }
+
+    /// The two delays' bounds: checked by the initialiser and when a center is made (the fields
+    /// may be set later, in either order).
+    static func check(initialDelay: Duration, maximumDelay: Duration) {
+        precondition(initialDelay > .zero && initialDelay <= maximumDelay, "RedisReconnectPolicy: need 0 < initialDelay <= maximumDelay")
     }
 
     /// The delay after `delay`: doubled, at most ``maximumDelay``.

@@ -193,4 +193,16 @@ import PortRunLoopTestSupport
         #expect(metrics.reconnections == 1)
         observation.remove(); stateObservation?.remove()
     }
+
+    /// The policy's fields may be set one at a time; a center made with delays out of order (here
+    /// none at all: every attempt at once) is a precondition failure, not a reconnection storm.
+    @Test func aPolicyWhoseDelaysWereSetOutOfBoundsIsRefusedWhenTheCenterIsMade() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var endpoint = RedisEndpoint(port: 1)
+            endpoint.reconnectPolicy.initialDelay = .zero
+            let thread = try? RunLoopThread(name: "redis-policy")
+            _ = try? BusNotificationCenter(redis: endpoint, loop: thread?.loop ?? .main, callTimeout: .milliseconds(100))
+        }
+        expectMessage(result, contains: "need 0 < initialDelay <= maximumDelay")
+    }
 }
