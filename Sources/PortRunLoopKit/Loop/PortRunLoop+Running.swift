@@ -175,16 +175,14 @@ extension PortRunLoop {
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
                 || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
-            var waitFrom = now
-            if !beforeWaitingObservers.isEmpty {
-                if notifyBeforeWaiting(mode: mode) { continue }
-                waitFrom = System.monotonicSeconds()
-            }
+            // Observers and the turn's report run user code: the time is read again after them.
+            let userCodeRuns = !beforeWaitingObservers.isEmpty || turn != nil
+            if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
             if let started = turn {
                 reportTurn(from: started, mode: mode)
                 turn = nil
-                waitFrom = System.monotonicSeconds()
             }
+            let waitFrom = userCodeRuns ? System.monotonicSeconds() : now
             // After the observers and the turn's report, with the time read after them: either
             // may have scheduled a timer or moved one's date, on this thread, which rings nothing.
             var wake = deadline

@@ -524,28 +524,22 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
 
     /// ``invalidate()`` with the reason its handler is given (a remote port whose connection
     /// ended calls it with the connection's). Idempotent: only the first call's reason counts.
-    func invalidate(reason: InvalidationReason) {
-        invalidate(reason: reason, ifScheduledOn: nil)
-    }
-
-    /// Owner thread of `loop`, as it shuts down: invalidates the port if it is still scheduled
-    /// there, and returns whether it did. A port another thread removed from `loop` (and may have
-    /// scheduled in a live loop since) is not `loop`'s to invalidate; the check and the closing
-    /// share one critical section, so a removal and an add elsewhere made meanwhile find the port
-    /// invalid rather than leaving a live loop with a port the dead one then invalidates.
-    func invalidate(ifScheduledOn loop: PortRunLoop) -> Bool {
-        invalidate(reason: .invalidated, ifScheduledOn: loop)
-    }
-
-    /// The one invalidation: in one critical section (unless `required` is given and the port is
-    /// not scheduled there, or the port was closed already: false) the gate closes and the port
-    /// turns invalid, its queued messages are discarded, senders waiting for room are woken, and
-    /// it leaves its loop. A second `invalidate()` waits for the first one's section, so it
+    ///
+    /// With `required`, the owner thread of that loop as it shuts down: the port is invalidated
+    /// only if it is still scheduled there, and the result says whether it was. A port another
+    /// thread removed from `required` (and may have scheduled in a live loop since) is not that
+    /// loop's to invalidate; the check and the closing share the critical section below, so a
+    /// removal and an add elsewhere made meanwhile find the port invalid rather than leaving a
+    /// live loop with a port the dead one then invalidates.
+    ///
+    /// In one critical section (unless `required` is given and the port is not scheduled there,
+    /// or the port was closed already: false) the gate closes and the port turns invalid, its
+    /// queued messages are discarded, senders waiting for room are woken, and it leaves its loop. A second `invalidate()` waits for the first one's section, so it
     /// returns with the port invalid too, and any send after either is refused. Then, with the
     /// lock let go: the observers, the remote connection, the log, the loop's registration, the
     /// invalidation handler.
     @discardableResult
-    private func invalidate(reason: InvalidationReason, ifScheduledOn required: PortRunLoop?) -> Bool {
+    func invalidate(reason: InvalidationReason = .invalidated, ifScheduledOn required: PortRunLoop? = nil) -> Bool {
         var discarded = 0
         var loop: PortRunLoop?
         let closed = withLock { () -> Bool in

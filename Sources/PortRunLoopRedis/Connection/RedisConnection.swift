@@ -97,18 +97,20 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Commands sent whose reply has not come (the watchdog's subject).
     private(set) var awaitingReplies = 0
-    /// When the connection last showed progress with replies awaited (a reply, or the first send).
-    private var lastProgress = ContinuousClock.now
 
     /// The command that asks the server for an answer after ``RedisEndpoint/healthCheckInterval``
     /// of silence (its reply counted by ``noteReply()``, as any other), or nil for none.
     let healthCheck: [[UInt8]]?
-    /// Replies and pushed messages hiredis handed out: the watchdog compares it between ticks to
-    /// learn that the server spoke, so that the read path pays an increment, not a clock read.
+    /// Replies and pushed messages hiredis handed out. The watchdog compares it between ticks to
+    /// learn that the server spoke: the read and send paths keep no clock, the watchdog alone
+    /// reads it, once per tick.
     var repliesHeard = 0
     /// ``repliesHeard`` at the watchdog's last tick, and when that tick (or the opening) saw it change.
     private var repliesHeardAtTick = 0
     private var lastHeard = ContinuousClock.now
+    /// The tick that first saw replies awaited (nil when the last tick saw none): with
+    /// ``lastHeard``, the start of the wait the command timeout measures.
+    private var awaitedSince: ContinuousClock.Instant?
     /// The health check's reply is awaited. It is sent only when nothing else is, so the next reply
     /// is its own (replies come in the order of their commands).
     private var healthCheckAwaited = false
@@ -182,15 +184,13 @@ final class RedisConnection: @unchecked Sendable {
     /// the first post or subscription later. Its reply is awaited like any command's.
     private func sendHandshake() {
         guard context != nil, !handshakePending, !isOpen else { return }
-        let command: [[UInt8]]
-        if let password = endpoint.password {
-            command = [Array("AUTH".utf8)] + (endpoint.username.map { [Array($0.utf8)] } ?? []) + [Array(password.utf8)]
-        } else {
-            command = [Array("PING".utf8)]
-        }
-        handshakePending = send(command)
+        let credentials = endpoint.password.map { password in (endpoint.username.map { [$0] } ?? []) + [password] } ?? []
+        handshakePending = send(([handshakeName] + credentials).map { Array($0.utf8) })
         if !handshakePending { drop("hiredis refused the handshake") }
     }
+
+    /// `AUTH` with a password, `PING` without.
+    private var handshakeName: String { endpoint.password == nil ? "PING" : "AUTH" }
 
     /// The handshake's answer (inside hiredis; nil: abandoned as the context is freed).
     fileprivate func handshakeAnswered(_ reply: UnsafeMutablePointer<redisReply>?) {
@@ -198,8 +198,7 @@ final class RedisConnection: @unchecked Sendable {
         guard let reply, context != nil else { return }
         noteReply()
         if reply.pointee.type == REDIS_REPLY_ERROR {
-            let what = endpoint.password == nil ? "PING" : "AUTH"
-            let reason = "\(what) refused: \(RedisReply.string(reply.pointee) ?? "error")"
+            let reason = "\(handshakeName) refused: \(RedisReply.string(reply.pointee) ?? "error")"
             if endReason == nil { endReason = reason }
             later { $0.drop(reason) } // hiredis is not re-entered to free its context
             return
@@ -273,10 +272,7 @@ final class RedisConnection: @unchecked Sendable {
                                   Int32(arguments.count), argv, argvlen)
         }
         guard status == REDIS_OK else { return false }
-        if expectsReply {
-            if awaitingReplies == 0 { lastProgress = .now }
-            awaitingReplies += 1
-        }
+        if expectsReply { awaitingReplies += 1 }
         return true
     }
 
@@ -284,7 +280,6 @@ final class RedisConnection: @unchecked Sendable {
     func noteReply() {
         if awaitingReplies > 0 { awaitingReplies -= 1 }
         healthCheckAwaited = false
-        lastProgress = .now
     }
 
     /// Reads the replies waiting below the low-water mark now (loop thread, outside hiredis), as a
@@ -311,7 +306,6 @@ final class RedisConnection: @unchecked Sendable {
                                        bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
         }
         guard status == REDIS_OK else { return false }
-        if awaitingReplies == 0 { lastProgress = .now }
         awaitingReplies += 1
         return true
     }
@@ -356,7 +350,9 @@ final class RedisConnection: @unchecked Sendable {
     /// The watchdog, ticking four times per ``RedisEndpoint/commandTimeout`` (or per
     /// ``RedisEndpoint/healthCheckInterval``, when shorter):
     /// - the command timeout: a connection with replies awaited and no progress for
-    ///   ``RedisEndpoint/commandTimeout`` is dropped (a server that stopped answering);
+    ///   ``RedisEndpoint/commandTimeout`` is dropped (a server that stopped answering). Both ends
+    ///   of that span are the ticks that saw them, so a silent server is found at most two ticks
+    ///   late;
     /// - the health check: a connection with nothing awaited that has heard nothing from the
     ///   server for ``RedisEndpoint/healthCheckInterval`` sends ``healthCheck``, whose reply is
     ///   then awaited like any other. A silent dead link is found within the interval plus the
@@ -384,15 +380,20 @@ final class RedisConnection: @unchecked Sendable {
             lastHeard = now
         }
         if awaitingReplies > 0 {
-            if now - lastProgress > endpoint.commandTimeout {
+            // No progress since the wait began (seen by a tick) or the server last spoke.
+            let since = awaitedSince ?? now
+            awaitedSince = since
+            if now - max(since, lastHeard) > endpoint.commandTimeout {
                 drop(healthCheckAwaited ? "no answer to a health check within \(endpoint.commandTimeout)"
                                         : "no reply within \(endpoint.commandTimeout)")
             }
             return
         }
+        awaitedSince = nil
         guard let healthCheck, let interval = endpoint.healthCheckInterval, now - lastHeard >= interval,
               send(healthCheck) else { return }
         healthCheckAwaited = true
+        awaitedSince = now
         owner?.connectionSentHealthCheck(self)
     }
 
