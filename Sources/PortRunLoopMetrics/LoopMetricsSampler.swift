@@ -28,7 +28,7 @@ import PortRunLoopKit
 ///
 /// Thread-safety: `Sendable`; ``sample()`` may be called from any thread (calls are serialised by a
 /// lock).
-public final class LoopMetricsSampler: @unchecked Sendable {
+public final class LoopMetricsSampler: Sendable {
     /// The loop sampled.
     ///
     /// Thread-safety: immutable.
@@ -40,9 +40,8 @@ public final class LoopMetricsSampler: @unchecked Sendable {
 
     private let loopCounters: SampledLoopCounters
     private let queueInstruments: SampledQueueInstruments?
-    private let lock = NSLock()
-    private var lastLoop = LoopMetrics() // guarded by `lock`
-    private var lastQueue = NotificationQueueMetrics() // guarded by `lock`
+    /// What the previous sample read; the lock also serialises samples.
+    private let last = TracedMutex((loop: LoopMetrics(), queue: NotificationQueueMetrics()))
 
     /// A sampler of `loop` and, when given, `notificationQueue` (which must be `loop`'s: for
     /// instance `ThreadNotificationCenter.default.queue(for: loop)`), whose metrics carry
@@ -73,15 +72,15 @@ public final class LoopMetricsSampler: @unchecked Sendable {
             let (seconds, attoseconds) = queued.duration(to: .now).components
             latency.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         }
-        lock.lock()
-        defer { lock.unlock() }
-        let now = loop.metrics
-        loopCounters.report(now.since(lastLoop))
-        lastLoop = now
-        if let notificationQueue, let queueInstruments {
-            let queueNow = notificationQueue.metrics
-            queueInstruments.report(queueNow, since: lastQueue)
-            lastQueue = queueNow
+        last.withLock { last in
+            let now = loop.metrics
+            loopCounters.report(now.since(last.loop))
+            last.loop = now
+            if let notificationQueue, let queueInstruments {
+                let queueNow = notificationQueue.metrics
+                queueInstruments.report(queueNow, since: last.queue)
+                last.queue = queueNow
+            }
         }
     }
 

@@ -69,16 +69,15 @@ public enum MainRunLoop: Sendable {
 
 /// How `ServiceGroup.run()` ended, once it has: set on the group's task, read on the main thread.
 ///
-/// Thread-safety: `@unchecked Sendable`: `stored` is guarded by `lock`; any thread.
-final class GroupOutcome: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Result<Void, any Error>? // guarded by `lock`
+/// Thread-safety: `Sendable`: `stored` is a ``TracedMutex``; any thread.
+final class GroupOutcome: Sendable {
+    private let stored = TracedMutex<Result<Void, any Error>?>(nil)
 
     func record(_ result: Result<Void, any Error>) {
-        lock.withLock { stored = result }
+        stored.withLock { $0 = result }
     }
 
     var result: Result<Void, any Error>? {
-        lock.withLock { stored }
+        stored.withLock { $0 }
     }
 }

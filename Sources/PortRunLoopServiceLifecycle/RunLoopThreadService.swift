@@ -38,7 +38,7 @@ import ServiceLifecycle
 /// for as long as the work queued before the stop takes, without blocking a pool thread.
 ///
 /// Thread-safety: `Sendable`; every member is safe from any thread or task. `run()` runs once.
-public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStringConvertible {
+public final class RunLoopThreadService: Service, Sendable, CustomStringConvertible {
     private enum Origin {
         case adopted(RunLoopThread)
         case started(name: String?, make: @Sendable () throws -> RunLoopThread)
@@ -56,8 +56,7 @@ public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStr
     /// Thread-safety: immutable.
     public let drain: Drain
     private let origin: Origin
-    private let lock = NSLock()
-    private var phase = Phase.ready // guarded by `lock`
+    private let phase = TracedMutex(Phase.ready)
 
     /// A service that starts a ``RunLoopThread`` named `name` when it runs (so a failed start is
     /// thrown by `run()`, and a group that never runs starts no thread).
@@ -99,7 +98,7 @@ public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStr
     /// Thread-safety: any thread.
     public var thread: RunLoopThread? {
         if case .adopted(let thread) = origin { return thread }
-        return lock.withLock {
+        return phase.withLock { phase in
             switch phase {
             case .ready, .starting: nil
             case .running(let thread): thread
@@ -139,7 +138,7 @@ public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStr
             await drain.perform(on: thread.loop)
         }
         await thread.stopAwaitingTheJoin()
-        lock.withLock { phase = .finished(thread) }
+        phase.withLock { $0 = .finished(thread) }
         if !wasAsked {
             throw RunLoopThreadServiceError.threadEndedUnexpectedly(threadName: thread.name)
         }
@@ -147,7 +146,7 @@ public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStr
 
     /// Claims the service's single run and returns its thread, started if need be.
     private func start() throws -> RunLoopThread {
-        let claimed = lock.withLock { () -> Bool in
+        let claimed = phase.withLock { phase -> Bool in
             guard case .ready = phase else { return false }
             phase = .starting
             return true
@@ -155,15 +154,15 @@ public final class RunLoopThreadService: Service, @unchecked Sendable, CustomStr
         guard claimed else { throw RunLoopThreadServiceError.alreadyRun }
         switch origin {
         case .adopted(let thread):
-            lock.withLock { phase = .running(thread) }
+            phase.withLock { $0 = .running(thread) }
             return thread
         case .started(_, let make):
             do {
                 let thread = try make()
-                lock.withLock { phase = .running(thread) }
+                phase.withLock { $0 = .running(thread) }
                 return thread
             } catch {
-                lock.withLock { phase = .finished(nil) }
+                phase.withLock { $0 = .finished(nil) }
                 throw error
             }
         }

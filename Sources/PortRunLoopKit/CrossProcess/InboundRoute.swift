@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Thread-safety: `Sendable`: `connection` and `route` are immutable, `answered`, `invalidated`
 /// and `portWasMade` are atomic (an `Atomic`, not a mutex: one is made per request from another
-/// process), and `madePort` is guarded by its `Mutex`.
+/// process), and `madePort` is guarded by `madePortLock`.
 final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     enum Route {
         /// The answer to the request with this id: one send only (one that went out; a send that
@@ -28,12 +28,12 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     private let invalidated = Atomic<Bool>(false)
     /// The port made for this route, held weakly: the port holds the route (its remote end), and
     /// while a handler keeps the port every read of ``MessagePort/Message/replyPort`` returns it.
-    private let madePort = Mutex<WeakPort>(WeakPort())
+    @exclusivity(unchecked) private weak var madePort: MessagePort?
+    /// Guards `madePort`: a ``LockWord`` in the route itself, so a route costs no allocation for it.
+    private let madePortLock = LockWord()
     /// Set once a port was made for this route: until then a reply goes out without taking
     /// `madePort`'s lock and loading its weak reference (most routes never get a port).
     private let portWasMade = Atomic<Bool>(false)
-
-    struct WeakPort { weak var port: MessagePort? }
 
     init(connection: InboundConnection, route: Route) {
         self.connection = connection
@@ -80,19 +80,26 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     /// The ``MessagePort`` standing for this route: the one made earlier if a handler still holds
     /// it, else a new one.
     var port: MessagePort {
-        madePort.withLock { made in
-            if let port = made.port { return port }
+        withMadePortLocked {
+            if let port = madePort { return port }
             let port = MessagePort(remote: self, logger: connection.publication.logger)
-            made.port = port
+            madePort = port
             portWasMade.store(true, ordering: .releasing)
             return port
         }
     }
 
+    private func withMadePortLocked<R>(_ body: () -> R) -> R {
+        let key = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        madePortLock.lock(key: key)
+        defer { madePortLock.unlock(key: key) }
+        return body()
+    }
+
     /// Sends a reply: through the port made for this route while one exists (so it counts the
     /// send in its statistics), else directly. False once that port was invalidated.
     func reply(before date: Date, msgid: UInt32, components: [Data], descriptors: [Int32]) -> Bool {
-        if portWasMade.load(ordering: .acquiring), let port = madePort.withLock({ $0.port }) {
+        if portWasMade.load(ordering: .acquiring), let port = withMadePortLocked({ madePort }) {
             return port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
         }
         precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")

@@ -23,7 +23,7 @@ import Synchronization
 /// change. Waiters sleep in the ``ParkingLot`` (no allocation, no system object per mutex).
 ///
 /// Thread-safety: fully thread-safe; that is its purpose.
-struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+package struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     private let box: Box
 
     private final class Box {
@@ -53,13 +53,13 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
         }
     }
 
-    init(_ initialValue: consuming sending Value) {
+    package init(_ initialValue: consuming sending Value) {
         box = Box(initialValue)
     }
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    borrowing func withLock<Result: ~Copyable, E: Error>(
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         let storage = box.storage
@@ -71,7 +71,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// ``withLock(_:)`` that hands `item` to `body` by move: for a hot path that puts a value it
     /// owns into the protected one (a closure can only copy what it captures).
     @inline(__always)
-    borrowing func withLock<Item: ~Copyable, Result: ~Copyable, E: Error>(
+    package borrowing func withLock<Item: ~Copyable, Result: ~Copyable, E: Error>(
         handing item: consuming Item,
         _ body: (inout sending Value, consuming Item) throws(E) -> sending Result
     ) throws(E) -> sending Result {
@@ -84,7 +84,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// Blocks until `ready` holds for the value (evaluated with the lock held) or the monotonic
     /// `deadline` (seconds; `.infinity` for none) passes. Returns the last answer of `ready`. Call it
     /// without the lock held; whoever changes what `ready` reads calls ``broadcast()`` afterwards.
-    borrowing func wait(untilMonotonic deadline: Double = .infinity, until ready: (inout Value) -> Bool) -> Bool {
+    package borrowing func wait(untilMonotonic deadline: Double = .infinity, until ready: (inout Value) -> Bool) -> Bool {
         let box = self.box
         let key = UnsafeRawPointer(box.storage)
         box.sleepers.add(1, ordering: .sequentiallyConsistent)
@@ -110,11 +110,11 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// Takes the lock, for code that must let it go in the middle of a critical section (around a
     /// blocking system call) and so cannot be one `withLock` closure. Pair with ``unlock()``.
     @inline(__always)
-    borrowing func lock() { box.word.lock(key: box.storage) }
+    package borrowing func lock() { box.word.lock(key: box.storage) }
 
     /// Releases the lock taken by ``lock()``.
     @inline(__always)
-    borrowing func unlock() { box.word.unlock(key: box.storage) }
+    package borrowing func unlock() { box.word.unlock(key: box.storage) }
 
     /// A classic condition wait, for code that holds the lock through ``lock()``: releases it,
     /// sleeps until the next ``broadcast()`` or the monotonic `deadline`, and takes it again.
@@ -122,7 +122,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// waiter also wakes this one). The same eventcount as ``wait(untilMonotonic:until:)``: the
     /// waiter counts itself before it reads the generation, and reads it with the lock still held,
     /// so a change made after its check (under the lock) and broadcast cannot be missed.
-    borrowing func waitLocked(untilMonotonic deadline: Double) -> Bool {
+    package borrowing func waitLocked(untilMonotonic deadline: Double) -> Bool {
         let box = self.box
         let key = UnsafeRawPointer(box.storage)
         box.sleepers.add(1, ordering: .sequentiallyConsistent)
@@ -138,7 +138,7 @@ struct TracedMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     /// Wakes the threads in ``wait(untilMonotonic:until:)`` to re-check their predicates. Call it
     /// after changing the value, with or without the lock held.
-    borrowing func broadcast() {
+    package borrowing func broadcast() {
         let box = self.box
         // Sequentially consistent on both sides: a waiter counts itself and then reads the
         // generation; this bumps the generation and then reads the count (store-load on each side).
