@@ -13,8 +13,8 @@
 # needs no system package (libjemalloc-dev is only needed by Swift <= 6.2 toolchains).
 #
 # Cost on 2 vCPUs from a clean checkout (no Benchmarks/.build): resolve + build (the benchmark plugin
-# builds every target of the package, SwiftNIO included) + about a minute of runs: 3m35s measured
-# on 2026-11-21 with other work on the machine (Docs/Benchmarks.md, "CI guard"). Exit status 0 when
+# builds every target of the package, SwiftNIO included) + about a minute of runs: 3–5 minutes
+# (Docs/Benchmarks.md, "CI guard"). Exit status 0 when
 # every guard holds; 1 otherwise, or when the benchmarks could not be built or run.
 set -euo pipefail
 

@@ -15,7 +15,7 @@ import Glibc
 /// enough to show the mechanism; a millisecond-granular wait is a millisecond late on every one.
 /// The trials go on until one is within the millisecond, up to ``maximumTrials``: while the rest
 /// of the suite keeps both CPUs busy, a woken loop may wait for a CPU until the scheduler's next
-/// tick (4 ms here) trial after trial.
+/// tick (4 ms at `CONFIG_HZ=250`) trial after trial.
 @Suite(.timeLimit(.minutes(1))) struct WakeTimerTests {
     static let trials = 20
     static let maximumTrials = 400

@@ -2,7 +2,7 @@ import BenchSupport
 import NIOPeer
 import PortRunLoopKit
 
-/// The server-shaped scenarios (Docs/Benchmarks.md, "Server-shaped scenarios"): one loop thread
+/// The server-shaped scenarios (Docs/Benchmarks.md, "The scenarios"): one loop thread
 /// serving file descriptors and timers, every peer side by side in one run.
 ///
 /// Thread-safety: call from the benchmark registration closure only.

@@ -4,13 +4,14 @@
 ///
 /// The reading loop's spin needs to know whether its partner answers within microseconds
 /// (``IdleSpin``). How long after its park the answer came does not tell: while the partner is
-/// asleep, the answer waits for the partner's wake-up (25–40 µs for an idle vCPU on a VM), and so
-/// no exchange whose two sides sleep between messages would ever start spinning. The answer times
-/// tell what the exchange takes with both sides awake: the partner's time from reading this side's
-/// frame to sending its answer, and this side's from reading the partner's frame before to sending
-/// that one. When both are within the spin's limit, spinning on both sides turns every message
-/// around in microseconds; when either is not (a slow handler, a client that sends now and then),
-/// spinning on either side waits in vain.
+/// asleep, the answer waits for the partner's wake-up (tens of microseconds where an idle vCPU must
+/// be woken: Docs/Benchmarks.md, `FirstSendAfterIdle`), and so no exchange whose two sides sleep
+/// between messages would ever start spinning. The answer times tell what the exchange takes with
+/// both sides awake: the partner's time from reading this side's frame to sending its answer, and
+/// this side's from reading the partner's frame before to sending that one. When both are within
+/// the spin's limit, spinning on both sides turns every message around in microseconds; when either
+/// is not (a slow handler, a client that sends now and then), spinning on either side waits in
+/// vain.
 ///
 /// Thread-safety: a value type; each connection keeps one under its lock.
 struct AnswerTiming {

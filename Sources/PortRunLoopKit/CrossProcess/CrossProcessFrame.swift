@@ -37,7 +37,8 @@ struct CrossProcessFrame: Equatable {
         case closing = 5
         /// The sender's frames may carry file descriptors from here on (either direction; no
         /// fields): the receiver reads every later frame of the connection with a control buffer
-        /// (`recvmsg`), and each earlier one without (`recv`, ~0.2 µs less per frame). A sender
+        /// (`recvmsg`), and each earlier one without (`recv`, the cheaper call per frame;
+        /// Docs/Benchmarks.md, `CrossProcess.RoundTrip.Ours`). A sender
         /// sends it once, just before its first frame with descriptors.
         case descriptors = 6
     }

@@ -96,9 +96,9 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
     /// The source's handler reads up to ``framesPerTurn``. A loop's spin read
     /// (``FileDescriptorSource/spinRead``), made in a conversation, looks for the one request it
     /// waits for and reads one frame: a `recvmmsg` with more slots than frames waiting pays the
-    /// kernel's look into the empty socket for the next slot (~0.2 µs on the machine of
-    /// Docs/Benchmarks.md), and the level-triggered source reads whatever else came at the loop's
-    /// next turn.
+    /// kernel's look into the empty socket for the next slot, on every request of the round trip
+    /// (Docs/Benchmarks.md, `CrossProcess.RoundTrip.Ours`), and the level-triggered source reads
+    /// whatever else came at the loop's next turn.
     private func readFrames(atMost frameLimit: Int) -> Bool {
         let fd = state.withLock { $0.fd }
         guard fd >= 0 else { return false }
@@ -123,7 +123,8 @@ final class InboundConnection: CreditSink, @unchecked Sendable {
         while read < frameLimit {
             let wanted = min(publication.receiveSlotCount, frameLimit - read)
             // One frame from a peer that sends no descriptors: a plain `recv` into the first slot
-            // (`recvmmsg` of one slot costs ~0.25 µs more).
+            // (`recvmmsg` of one slot costs more per frame: Docs/Benchmarks.md,
+            // `CrossProcess.RoundTrip.Ours`).
             let result = wanted == 1 && !takingDescriptors
                 ? Self.receiveOne(fd, into: slots, slotSize: slotSize, lengths: lengths, descriptorCounts: descriptorCounts)
                 : System.receiveFrames(fd, into: slots, slotSize: slotSize, count: wanted, lengths: lengths,

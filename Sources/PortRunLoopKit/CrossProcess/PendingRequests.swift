@@ -3,7 +3,7 @@
 /// Usually one waits at a time (a thread sends its next request once the last one's reply is in),
 /// so the first is kept in a slot of its own and only requests made while it waits go into a
 /// dictionary: hashing a request id into a dictionary, finding it there and taking it out again
-/// were ~500 instructions of every round trip.
+/// would be ~500 instructions of every round trip.
 ///
 /// Thread-safety: a value; the connection's mutex guards the one it holds.
 struct PendingRequests {

@@ -2,10 +2,12 @@
 /// `performAndWait` answer) should spin for more before it sleeps, and for how long: only while
 /// spinning pays for itself.
 ///
-/// Sleeping costs a park and a wake-up (5–50 µs on a VM, and a doorbell `write` for the producer
-/// that finds the loop parked). During a burst, work arrives microseconds apart, so a short spin
-/// saves all of that, and a million-message burst rings the doorbell a handful of times instead of
-/// once per message. When work is sparse every spin is CPU burnt for nothing.
+/// Sleeping costs a park and a wake-up (a context switch where the CPU is shared, tens of
+/// microseconds where an idle vCPU must be woken: Docs/Benchmarks.md, `RoundTrip` pinned and
+/// `FirstSendAfterIdle`; and a doorbell `write` for the producer that finds the loop parked).
+/// During a burst, work arrives microseconds apart, so a short spin saves all of that, and a
+/// million-message burst rings the doorbell a handful of times instead of once per message. When
+/// work is sparse every spin is CPU burnt for nothing.
 ///
 /// The rule is a budget, kept in seconds of spinning (``credit``): spinning is allowed only while
 /// there is credit, for at most ``limit`` and never more than the credit. A spin pays for the time
@@ -13,18 +15,18 @@
 /// park after which work came: whether either earns depends on who the work came from:
 ///
 /// - In a conversation (the thread's last work answered someone who will probably answer back: a
-///   Swift task's job, a synchronous call, a message sent to another loop or process, or the
-///   thread is itself waiting for an answer) it earns the wake-up it spared
-///   (``conversationEarning``: as measured, at least ``parkCost``). The answer comes
-///   back after the partner's own wake-up, 10–20 µs on a VM, and only a spin keeps both sides of
-///   an exchange off the scheduler: that is latency saved, worth the CPU. The answer is a ring
-///   from another thread, or, from another process, an fd's readiness.
+///   Swift task's job, a synchronous call, a message sent to another loop or process, or the thread
+///   is itself waiting for an answer) it earns the wake-up it spared (``conversationEarning``: as
+///   measured, at least ``parkCost``). The answer comes back after the partner's own wake-up
+///   (Docs/Benchmarks.md, `FirstSendAfterIdle`), and only a spin keeps both sides of an exchange off
+///   the scheduler: that is latency saved, worth the CPU. The answer is a ring from another thread,
+///   or, from another process, an fd's readiness.
 /// - Otherwise (a stream of messages that owes nothing to the thread's output) it earns only when
 ///   the wake-up found a backlog: more than one message handled before the thread ran dry again,
 ///   i.e. work arriving faster than the thread wakes. A steady sparse stream finds one message per
 ///   wake-up and never buys a spin, however soon after the thread ran dry its next message comes
-///   (on a VM whose idle vCPU takes 40 µs to wake, a stream every 50 µs arrives a few microseconds
-///   after; by gap alone that looks like a burst), while a burst finds a queue.
+///   (where waking an idle vCPU takes most of the gap, a stream every 50 µs arrives a few
+///   microseconds after; by gap alone that looks like a burst), while a burst finds a queue.
 ///
 /// So the CPU spent on spins that fail is bounded by the parks that spins saved or would have
 /// saved; at steady sparse rates (a message every 50 µs or more) there is no credit and the thread
@@ -32,7 +34,8 @@
 ///
 /// Thread-safety: a value type, owned by one thread.
 struct IdleSpin {
-    /// The longest spin: 20 µs, about one park-and-wake on a VM.
+    /// The longest spin: 20 µs, about one park and wake-up of an idle vCPU (Docs/Benchmarks.md,
+    /// `FirstSendAfterIdle`).
     static let limit = 20e-6
     /// What one park and its wake-up are taken to cost: what a saved park earns.
     static let parkCost = 10e-6

@@ -17,8 +17,9 @@ extension ThreadNotificationCenter {
     /// Thread-safety: any thread. `notification`'s object and userInfo are read on the observers'
     /// threads, so they must be safe to read there (as with Foundation's center).
     public func post(_ notification: Notification) {
-        // The hot path (Docs/Benchmarks.md): the cached plan for the name, one lock per lane the
-        // notification goes to, no array built and nothing allocated per post.
+        // The hot path (Docs/Benchmarks.md, `Throughput1P.Redirect.Ours.*` and `SameThreadPost.*`):
+        // the cached plan for the name, one lock per lane the notification goes to, no array built
+        // and nothing allocated per post.
         _ = try? deliver(notification, by: plan(for: notification.name), synchronous: false, deadline: .infinity)
     }
 

@@ -12,10 +12,11 @@ import Synchronization
 /// task, and a task carries its task-locals itself.
 ///
 /// Cost: reading the task-local is one call into the Swift runtime (it looks at the current task,
-/// then at the thread's task-local fallback storage): about 15–30 ns on a 2-vCPU VM, which is more
-/// than a whole `MessagePort` send costs without it (Docs/Benchmarks.md). With no context set
-/// nothing is allocated and no lock is taken. Binding one allocates (the runtime's task-local
-/// item), only when a context was set. Capturing is therefore on only where contexts are in use
+/// then at the thread's task-local fallback storage), which costs more than a whole `MessagePort`
+/// send without it (Docs/Benchmarks.md, `Throughput1P.Ours.MessagePort.send.contextCapture` beside
+/// `Throughput1P.Ours.MessagePort.send`). With no context set nothing is allocated and no lock is
+/// taken. Binding one allocates (the runtime's task-local item), only when a context was set.
+/// Capturing is therefore on only where contexts are in use
 /// (``PortRunLoop/serviceContextCapture``); off, the check is one relaxed load.
 ///
 /// Thread-safety: stateless.

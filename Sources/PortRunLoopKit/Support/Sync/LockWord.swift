@@ -6,10 +6,11 @@ import Musl
 import Synchronization
 
 /// A mutual-exclusion lock in one 32-bit word, whose uncontended `lock` and `unlock` are one
-/// inlined atomic instruction each: the lock behind ``TracedMutex`` and a ``MessagePort``'s state, so every
-/// hot path (a send, a perform, a post) pays two atomics per lock instead of two calls into
-/// `pthread_mutex_lock`/`unlock` (through the PLT, a type dispatch and the same two atomics;
-/// 10 ns against 5 ns per pair, measured single-threaded on this project's VM).
+/// inlined atomic instruction each: the lock behind ``TracedMutex`` and a ``MessagePort``'s state,
+/// so every hot path (a send, a perform, a post) pays two atomics per lock instead of two calls
+/// into `pthread_mutex_lock`/`unlock` (through the PLT, a type dispatch and the same two atomics:
+/// more than a send at the floor's cost can carry; see Docs/Benchmarks.md,
+/// `Throughput1P.Ours.MessagePort.send` against `Throughput1P.RawLibEvent`).
 ///
 /// The word is Drepper's ("Futexes Are Tricky", mutex 2): 0 free, 1 locked, 2 locked and a
 /// waiter may be parked. A locker that loses spins briefly, then parks in the ``ParkingLot``
