@@ -39,6 +39,7 @@ import PortRunLoopTestSupport
         let releaseOther = Signal()
         let waiterTID = Locked<Int32?>(nil)
         let waitResult = Locked<(returned: Bool, seconds: Double)?>(nil)
+        let waited = Signal()
         // Inline observers of the re-post, one per thread: the bridge's block runs on each poster.
         // Each observes its own thread's posts only (by sender), so each runs inside the block.
         let onOther = center.addObserver(forName: .notifTestA, object: "other", on: otherThread.loop) { _ in
@@ -51,6 +52,7 @@ import PortRunLoopTestSupport
             let start = Date()
             let returned = bridge.removeAndWait(timeout: .seconds(10))
             waitResult.withLock { $0 = (returned, Date().timeIntervalSince(start)) }
+            waited.fire()
         }
         otherThread.loop.perform { foundation.post(name: .notifTestA, object: "other") }
         #expect(otherInside.wait()) // the other thread is inside the block (and its observer)
@@ -61,7 +63,9 @@ import PortRunLoopTestSupport
         while tid == nil && Date() < end { tid = waiterTID.withLock { $0 }; sched_yield() }
         #expect(Self.waitUntilAsleep(try #require(tid)))
         releaseOther.fire()
-        try waiterThread.loop.performAndWait { }
+        // Not a `performAndWait` on the waiter's loop: the waiting thread serves synchronous calls
+        // while it waits (W4), so such a call could run before the wait ends.
+        #expect(waited.wait())
         let result = try #require(waitResult.withLock { $0 })
         #expect(result.returned)
         #expect(result.seconds < 5) // not the timeout: woken when the other call left

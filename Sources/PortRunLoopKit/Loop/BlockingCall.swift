@@ -1,13 +1,22 @@
+import Foundation
 import Synchronization
 
-/// The waiting half every blocking call shares (``PortRunLoop/performAndWait(timeout:_:)`` through
-/// ``SynchronousCall``, ``ThreadNotificationCenter/postAndWait(_:timeout:)`` through
-/// ``SynchronousPost``): one completion word, and the one wait loop.
+/// The package's one blocking wait: the way a thread waits for something another thread does. Every
+/// wait is a one-shot completion made for it (a subclass, or a ``BlockingCall`` itself) that the
+/// other side completes: a `performAndWait` (``SynchronousCall``), a `postAndWait`
+/// (``SynchronousPost``), a cross-process request's reply (``ReplyWait``), a thread's start and end
+/// (``RunLoopThread``), an outcome another package module waits for (a bus transport's
+/// subscription, connection or flush). State that many threads wait on (a port's room, a gate's
+/// handlers) keeps a list of these completions and completes them all when it changes; each waiter
+/// looks again and, if it must go on waiting, makes a new one.
 ///
 /// The wait loop, on the calling thread:
-/// - A caller whose loop is alive waits *serving*: it runs its loop's private `.synchronousWait`
-///   mode, in which synchronous work addressed to it (other threads' `performAndWait` calls and
-///   `postAndWait` deliveries) still runs, so two loop threads waiting on each other both return.
+/// - A caller whose loop is alive waits *serving*: it runs its loop in a private mode (`serving`,
+///   `.synchronousWait` unless the wait names another), in which synchronous work addressed to it
+///   (other threads' `performAndWait` calls and `postAndWait` deliveries) still runs, so two loop
+///   threads waiting on each other both return. A wait that must not run anything of its loop (a
+///   send waiting for room: M9) is made with `serving: nil` and sleeps as a thread without a loop
+///   does.
 ///   That private run is not the run a `stop()` is meant for (``PortRunLoop/stopInnermostUserRun()``):
 ///   a stop arriving meanwhile ends the caller's own run after the call returns.
 ///   The wait is registered in ``BlockingWaits`` (the wait-for graph that breaks cycles through
@@ -25,23 +34,30 @@ import Synchronization
 /// acquire).
 ///
 /// Thread-safety: `@unchecked Sendable` (for its subclasses, which document their own state); its
-/// own fields are atomic or immutable.
-class BlockingCall: @unchecked Sendable {
+/// own fields are atomic or immutable. Complete it from any thread; wait on it from one.
+package class BlockingCall: @unchecked Sendable {
     private let word = Atomic<UInt8>(0)
-    /// The caller's loop, if its thread has one (it is woken through it).
+    /// The caller's loop, if its thread has one: registered in ``BlockingWaits`` while it waits,
+    /// and, when `servingMode` is set, served and woken through.
     let waiterLoop: PortRunLoop?
+    /// The private mode the waiter's loop runs while it waits; nil: the loop is not run (the
+    /// thread sleeps in the ``ParkingLot``).
+    private let servingMode: RunLoop.Mode?
     /// When the call completed (monotonic seconds, as the bits of a `Double`), for a waiter without
     /// a loop (``WaitSpin``). Atomic: two settlers of a post may both find it complete.
     private let completedAt = Atomic<UInt64>(0)
 
-    init(waiter: PortRunLoop?) {
+    /// A completion waited for by the calling thread's loop, if it has one (`waiter`), which runs
+    /// `serving` meanwhile (nil: it sleeps instead).
+    init(waiter: PortRunLoop?, serving: RunLoop.Mode? = .synchronousWait) {
         self.waiterLoop = waiter
+        self.servingMode = waiter == nil ? nil : serving
     }
 
     private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     /// True once ``complete()`` was called (acquiring).
-    final var isComplete: Bool { word.load(ordering: .acquiring) & 1 != 0 }
+    package final var isComplete: Bool { word.load(ordering: .acquiring) & 1 != 0 }
 
     /// Marks the call complete and wakes its waiter (once; later calls do nothing).
     ///
@@ -49,64 +65,90 @@ class BlockingCall: @unchecked Sendable {
     /// (a reply read by the wait's own fd source or spin), which looks at ``isComplete`` after
     /// every handler and every spin that found something, before it would sleep again. Waking it
     /// would take its inbox lock and make its next turn take it again, for nothing.
-    final func complete() {
-        if waiterLoop == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
+    package final func complete() {
+        if servingMode == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
         let before = word.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue
         guard before & 1 == 0 else { return }
         if before & 2 != 0 {
             ParkingLot.wakeAll(key: key)
-        } else if let loop = waiterLoop, !loop.isCurrentThread {
+        } else if servingMode != nil, let loop = waiterLoop, !loop.isCurrentThread {
             loop.wakeUp()
         }
     }
 
     /// The deadline passed before completion: withdraw what has not started, and ``complete()`` if
     /// nothing is left to wait for. Called once, on the waiting thread.
-    func deadlinePassed() {}
+    package func deadlinePassed() {}
 
-    /// The one wait loop (see the type's comment): returns once the call is complete. `targets` are
-    /// the loops the call waits on, for ``BlockingWaits`` (none for a request to another process):
-    /// evaluated only when the waiter has a loop (a waiter without one cannot be in a cycle), so a
-    /// call from a plain thread makes no array.
-    final func waitUntilComplete(deadline initialDeadline: Double, on targets: @autoclosure () -> [PortRunLoop]) {
+    /// The one wait loop (see the type's comment): returns once the call is complete, true; or
+    /// false at once, without completing, for a send (`isSend`) that would close a cycle of waits
+    /// no loop can leave, or that a call closing such a cycle broke (``BlockingWaits``). `targets`
+    /// are the loops the call waits on, for ``BlockingWaits`` (none for a request to another
+    /// process): evaluated only when the waiter has a loop (a waiter without one cannot be in a
+    /// cycle), so a call from a plain thread makes no array.
+    @discardableResult
+    package final func waitUntilComplete(deadline initialDeadline: Double, on targets: @autoclosure () -> [PortRunLoop] = [],
+                                         isSend: Bool = false) -> Bool {
         // A loop thread serves calls while it waits, but delivers no port messages: a send blocked
         // on its full port is broken rather than left waiting forever (BlockingWaits). A wait on
         // no loop (a request answered by another process) adds no edge to that graph, and is not
         // registered: as the thread's innermost wait it would hide the call it may be nested in,
         // which still blocks the thread on its callee.
-        let blockingWait = waiterLoop.flatMap { loop -> BlockingWait? in
+        var blockingWait: BlockingWait?
+        if let loop = waiterLoop {
             let targets = targets()
-            return targets.isEmpty ? nil : BlockingWaits.shared.enter(loop, on: targets, isSend: false)
+            if !targets.isEmpty {
+                // A broken send is woken through the parking lot: it sleeps there (a send does not
+                // serve its loop), and `sleep(until:)` looks at the flag with the slot locked.
+                let key = SendableKey(key)
+                blockingWait = isSend
+                    ? BlockingWaits.shared.enter(loop, on: targets, isSend: true) { ParkingLot.wakeAll(key: key.pointer) }
+                    : BlockingWaits.shared.enter(loop, on: targets, isSend: false)
+                if isSend && blockingWait == nil { return false }
+            }
         }
         defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
+        let isBroken = { blockingWait?.isBroken ?? false }
         var deadline = initialDeadline
         while !isComplete {
-            if let loop = waiterLoop, !loop.ownerShutDown {
-                _ = loop.runSpecific(mode: .synchronousWait, deadline: deadline,
+            if isBroken() { return false }
+            if let mode = servingMode, let loop = waiterLoop, !loop.ownerShutDown {
+                _ = loop.runSpecific(mode: mode, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isComplete })
             } else {
-                sleep(until: deadline)
+                sleep(until: deadline, unless: isBroken)
             }
-            if isComplete { return }
+            if isComplete { return true }
+            if isBroken() { return false }
             if System.monotonicSeconds() >= deadline {
                 deadlinePassed()
                 deadline = .infinity
             }
         }
+        return true
     }
 
-    /// Spins, then parks in the lot until complete or `deadline`.
-    private func sleep(until deadline: Double) {
+    /// Spins, then parks in the lot until complete, `broken()` or `deadline`.
+    private func sleep(until deadline: Double, unless broken: () -> Bool) {
         let spin = WaitSpin.current
         let start = System.monotonicSeconds()
-        if spin.spin(from: start, until: deadline, for: { self.isComplete }) { return }
+        if spin.spin(from: start, until: deadline, for: { self.isComplete || broken() }) { return }
         let sleepStart = System.monotonicSeconds()
         word.bitwiseOr(2, ordering: .acquiringAndReleasing)
-        let done = ParkingLot.park(key: key, deadline: deadline) { self.isComplete }
+        let done = ParkingLot.park(key: key, deadline: deadline) { self.isComplete || broken() }
         // How soon the call was answered, not counting this thread's own wake-up.
-        if waiterLoop == nil {
+        if servingMode == nil {
             let answeredAt = Double(bitPattern: completedAt.load(ordering: .relaxed))
             spin.record(answeredAfter: done ? answeredAt - sleepStart : .infinity)
         }
     }
+}
+
+/// A parking-lot key carried into a `@Sendable` closure (a raw pointer is not `Sendable`; the key
+/// is only an address to wake, never dereferenced).
+///
+/// Thread-safety: `Sendable`; immutable.
+struct SendableKey: @unchecked Sendable {
+    let pointer: UnsafeRawPointer
+    init(_ pointer: UnsafeRawPointer) { self.pointer = pointer }
 }

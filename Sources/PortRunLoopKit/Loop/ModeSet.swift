@@ -4,7 +4,7 @@ extension RunLoop.Mode {
     /// The private mode a thread runs while it waits in ``PortRunLoop/performAndWait(timeout:_:)``
     /// (or a notification center's post-and-wait): only synchronous calls addressed to this thread
     /// run in it, which is what keeps two threads waiting on each other from deadlocking.
-    static let synchronousWait = RunLoop.Mode("PortRunLoop.synchronousWait")
+    package static let synchronousWait = RunLoop.Mode("PortRunLoop.synchronousWait")
 }
 
 /// The modes one piece of work or one source belongs to.

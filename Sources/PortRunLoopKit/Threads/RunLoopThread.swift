@@ -28,7 +28,8 @@ public final class RunLoopThread: @unchecked Sendable {
     private let thread: pthread_t
     private let lifecycle: Lifecycle
 
-    /// Where the thread is in its life: one state, guarded by one mutex, waited on with it.
+    /// Where the thread is in its life: one state, guarded by one mutex; its start and its end are
+    /// waited for with ``BlockingCall``s.
     private enum Phase {
         /// The thread is making its loop.
         case starting
@@ -61,16 +62,19 @@ public final class RunLoopThread: @unchecked Sendable {
     /// The phase, in an object the new thread can hold before `self` exists.
     ///
     /// Thread-safety: `Sendable`; the phase and the waits for the thread's end are each behind
-    /// their mutex.
+    /// their mutex; `started` is a completion.
     private final class Lifecycle: Sendable {
         let phase = TracedMutex(Phase.starting)
+        /// Completed when the phase leaves `.starting` (the loop is made, or could not be); `init`
+        /// waits for it, serving its own loop meanwhile if it runs on one.
+        let started = BlockingCall(waiter: PortRunLoop.existingForCurrentThread())
         /// The ``stop()`` calls waiting for the thread to leave; nil once it has (``leave()``).
         private let endWaits = TracedMutex<[ThreadEnd]?>([])
 
         /// Moves to `next` unless the phase is already there or beyond.
         func move(to next: Phase) {
             phase.withLock { if next.rank > $0.rank { $0 = next } }
-            phase.broadcast()
+            started.complete()
         }
 
         /// The thread, as it leaves with its loop shut down: stopped, and every wait for that
@@ -141,7 +145,7 @@ public final class RunLoopThread: @unchecked Sendable {
             // callers wait for: the loop is shut down, and the thread leaves.
             lifecycle.leave()
         }
-        _ = lifecycle.phase.wait { if case .starting = $0 { false } else { true } }
+        lifecycle.started.waitUntilComplete(deadline: .infinity)
         switch lifecycle.phase.withLock({ $0 }) {
         case .running(let loop):
             self.loop = loop

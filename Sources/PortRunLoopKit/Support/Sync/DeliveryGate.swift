@@ -32,16 +32,23 @@ import Synchronization
 /// enters with ``tryEnterOnAnyThread()``, which also notes the thread, and its waiter asks
 /// ``callsHeldByCurrentThread``.
 ///
-/// Thread-safety: fully thread-safe; `threadsInside` is guarded by `threadsLock`.
-/// Waiters (rare: `waitForRunningHandlers`) sleep in the process-wide ``ParkingLot``, keyed by the
-/// gate's address, so a gate costs one allocation: itself.
+/// Waiters (rare: `waitForRunningHandlers`) wait in the package's one blocking wait, a
+/// ``BlockingCall`` each (a loop thread serves its synchronous calls meanwhile, W4), listed in
+/// `waiters` with the number of calls each allows; an exit that leaves few enough calls in flight
+/// completes them. A gate with no waiter costs one allocation: itself.
+///
+/// Thread-safety: fully thread-safe; `threadsInside` and `waiters` are guarded by `threadsLock`.
 final class DeliveryGate: @unchecked Sendable {
     private let state = Atomic<UInt>(0)
+    /// `waiters.count`, read without the lock by ``exit()``.
     private let waiterCount = Atomic<Int>(0)
-    /// Guards `threadsInside` (keyed, like the waiters, by the gate's address).
+    /// Guards `threadsInside` and `waiters` (keyed by the gate's address).
     private let threadsLock = LockWord()
     /// The threads inside calls entered with ``tryEnterOnAnyThread()``, once per call.
     private var threadsInside: [pthread_t] = []
+    /// The waits in ``waitForHandlers(deadlineMonotonic:excluding:)``, each with the number of
+    /// calls in flight it allows.
+    private var waiters: [(wait: BlockingCall, allowed: UInt)] = []
 
     private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
@@ -67,9 +74,23 @@ final class DeliveryGate: @unchecked Sendable {
         // Any exit may be the one a waiter waits for (it may be allowed calls of its own), so every
         // exit wakes while someone waits; waiters are rare, and without them this is one load.
         state.subtract(2, ordering: .sequentiallyConsistent)
-        if waiterCount.load(ordering: .sequentiallyConsistent) > 0 {
-            ParkingLot.wakeAll(key: key)
+        if waiterCount.load(ordering: .sequentiallyConsistent) > 0 { completeSatisfiedWaiters() }
+    }
+
+    /// Completes (and unlists) the waiters that allow as many calls as are in flight now.
+    private func completeSatisfiedWaiters() {
+        let satisfied = withThreadsLocked { _ -> [BlockingCall] in
+            let inFlight = state.load(ordering: .sequentiallyConsistent) >> 1
+            var satisfied: [BlockingCall] = []
+            waiters.removeAll { waiter in
+                guard waiter.allowed >= inFlight else { return false }
+                satisfied.append(waiter.wait)
+                return true
+            }
+            waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
+            return satisfied
         }
+        for wait in satisfied { wait.complete() }
     }
 
     /// ``tryEnter()`` for a handler that may run on any thread: also notes the calling thread, for
@@ -113,10 +134,26 @@ final class DeliveryGate: @unchecked Sendable {
     func waitForHandlers(deadlineMonotonic: Double = .infinity, excluding heldByCaller: Int = 0) -> Bool {
         let allowed = UInt(heldByCaller)
         if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
-        waiterCount.add(1, ordering: .sequentiallyConsistent)
-        defer { waiterCount.subtract(1, ordering: .sequentiallyConsistent) }
-        return ParkingLot.park(key: key, deadline: deadlineMonotonic) {
-            state.load(ordering: .sequentiallyConsistent) >> 1 <= allowed
+        let wait = HandlersWait(waiter: PortRunLoop.existingForCurrentThread())
+        withThreadsLocked { _ in
+            waiters.append((wait, allowed))
+            waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
         }
+        // Listed first, then checked (sequentially consistent, as in `exit`): an exit that came
+        // before the listing is seen here, one after it sees the waiter.
+        completeSatisfiedWaiters()
+        wait.waitUntilComplete(deadline: deadlineMonotonic)
+        withThreadsLocked { _ in
+            waiters.removeAll { $0.wait === wait }
+            waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
+        }
+        return state.load(ordering: .acquiring) >> 1 <= allowed
+    }
+
+    /// A wait for handlers: nothing to withdraw at its deadline, so the deadline completes it.
+    ///
+    /// Thread-safety: `@unchecked Sendable`: only ``BlockingCall``'s own atomic state.
+    private final class HandlersWait: BlockingCall, @unchecked Sendable {
+        override func deadlinePassed() { complete() }
     }
 }
