@@ -125,12 +125,13 @@ public final class RunLoopThreadService: Service, Sendable, CustomStringConverti
     /// Thread-safety: any task; once per service.
     public func run() async throws {
         let thread = try start()
-        let reason = StopReason()
-        ThreadEndWatch.watch(thread) { reason.fire(.threadEnded) }
+        let reason = PendingResult<StopCause>(serving: .synchronousWait)
+        ThreadEndWatch.watch(thread) { reason.finish(.threadEnded) }
         let cause = await withTaskCancellationOrGracefulShutdownHandler {
-            await reason.wait()
+            // No cause: the task was cancelled, which is a stop asked for.
+            await reason.value() ?? .stopRequested
         } onCancelOrGracefulShutdown: {
-            reason.fire(.stopRequested)
+            reason.finish(.stopRequested)
         }
         // A thread that ends while the stop is being asked for is not an error.
         let wasAsked = cause == .stopRequested || Task.isCancelled || Task.isShuttingDownGracefully

@@ -76,4 +76,25 @@ import PortRunLoopTestSupport
         #expect(outcome.withLock { $0 } == .some(nil))
         #expect(order.withLock { $0 } == ["wait ended", "call ran"])
     }
+
+    @Test func theAsyncFormSuspendsUntilTheResultIsSet() async throws {
+        let pending = PendingResult<Int>(serving: .synchronousWait)
+        let setter = try RunLoopThread(name: "pr-async-setter")
+        defer { setter.stop() }
+        async let got = pending.value()
+        setter.loop.perform { pending.finish(9) }
+        #expect(await got == 9)
+        // Already set: returns at once.
+        #expect(await pending.value() == 9)
+    }
+
+    @Test func cancellingTheWaitingTaskEndsItWithNoResult() async {
+        let pending = PendingResult<Int>(serving: .synchronousWait)
+        let task = Task { await pending.value() }
+        task.cancel()
+        #expect(await task.value == nil)
+        // A result set after the cancellation is kept but comes too late for that wait.
+        pending.finish(3)
+        #expect(pending.result == 3)
+    }
 }

@@ -26,10 +26,14 @@ import Synchronization
 /// - At the deadline the subclass withdraws what has not started (``deadlinePassed()``); the wait
 ///   then goes on, without a deadline, for what has started: a started handler always finishes
 ///   before the call returns.
+/// - The async form, ``waitAsync()``, suspends the calling task instead of blocking its thread; a
+///   cancellation of the task withdraws what has not started (``cancelled()``, which is the
+///   deadline's withdrawal unless a subclass says otherwise) and waits for what has.
 ///
-/// Completion word: bit 0 = complete, bit 1 = the waiter may be asleep in the parking lot. Both
-/// sides change it with one atomic read-modify-write, so either the completer sees bit 1 and wakes
-/// the lot, or the waiter sees bit 0 before it sleeps: no wake-up is lost. Whatever the completer
+/// Completion word: bit 0 = complete, bit 1 = the waiter may be asleep in the parking lot, bit 2 =
+/// a task is suspended on it. Both sides change it with one atomic read-modify-write, so either the
+/// completer sees bit 1 (or 2) and wakes the lot (or resumes the task), or the waiter sees bit 0
+/// before it sleeps (or resumes itself): no wake-up is lost, and a task is resumed exactly once. Whatever the completer
 /// wrote before ``complete()`` is visible to the waiter once ``isComplete`` is true (release, then
 /// acquire).
 ///
@@ -46,6 +50,9 @@ package class BlockingCall: @unchecked Sendable {
     /// When the call completed (monotonic seconds, as the bits of a `Double`), for a waiter without
     /// a loop (``WaitSpin``). Atomic: two settlers of a post may both find it complete.
     private let completedAt = Atomic<UInt64>(0)
+    /// The task suspended in ``waitAsync()``: written by it before it sets bit 2, read by the
+    /// completer that saw bit 2 (release, then acquire), so never by both.
+    @exclusivity(unchecked) private var suspended: UnsafeContinuation<Void, Never>?
 
     /// A completion waited for by the calling thread's loop, if it has one (`waiter`), which runs
     /// `serving` meanwhile (nil: it sleeps instead).
@@ -69,7 +76,11 @@ package class BlockingCall: @unchecked Sendable {
         if servingMode == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
         let before = word.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue
         guard before & 1 == 0 else { return }
-        if before & 2 != 0 {
+        if before & 4 != 0 {
+            let task = suspended
+            suspended = nil
+            task?.resume()
+        } else if before & 2 != 0 {
             ParkingLot.wakeAll(key: key)
         } else if servingMode != nil, let loop = waiterLoop, !loop.isCurrentThread {
             loop.wakeUp()
@@ -79,6 +90,30 @@ package class BlockingCall: @unchecked Sendable {
     /// The deadline passed before completion: withdraw what has not started, and ``complete()`` if
     /// nothing is left to wait for. Called once, on the waiting thread.
     package func deadlinePassed() {}
+
+    /// The task in ``waitAsync()`` was cancelled before completion: by default what the deadline
+    /// does (``deadlinePassed()``). Called once, on whatever thread cancelled the task.
+    package func cancelled() { deadlinePassed() }
+
+    /// The one wait's async form: returns once the call is complete, suspending the task (not
+    /// blocking its thread) meanwhile. A cancellation of the task calls ``cancelled()``, and the
+    /// wait goes on until that, or whoever had started, completes the call. Call it once, instead
+    /// of ``waitUntilComplete(deadline:on:isSend:)``.
+    package final func waitAsync() async {
+        if isComplete { return }
+        await withTaskCancellationHandler {
+            await withUnsafeContinuation { (task: UnsafeContinuation<Void, Never>) in
+                suspended = task
+                if word.bitwiseOr(4, ordering: .acquiringAndReleasing).oldValue & 1 != 0 {
+                    // Completed first: the completer did not see bit 2 and left `suspended` alone.
+                    suspended = nil
+                    task.resume()
+                }
+            }
+        } onCancel: {
+            if !isComplete { cancelled() }
+        }
+    }
 
     /// The one wait loop (see the type's comment): returns once the call is complete, true; or
     /// false at once, without completing, for a send (`isSend`) that would close a cycle of waits

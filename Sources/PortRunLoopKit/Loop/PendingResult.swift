@@ -11,7 +11,8 @@ import Foundation
 /// otherwise (so the thread still serves other threads' synchronous calls, W4).
 ///
 /// Thread-safety: `@unchecked Sendable`; `value` is guarded by `lock` (keyed by this object);
-/// ``finish(_:)`` from any thread, ``wait(until:)`` from the thread that made it.
+/// ``finish(_:)`` from any thread, ``wait(until:)`` from the thread that made it, or ``value()``
+/// from one task.
 package final class PendingResult<Value: Sendable>: BlockingCall, @unchecked Sendable {
     private let lock = LockWord()
     @exclusivity(unchecked) private var value: Value?
@@ -48,6 +49,13 @@ package final class PendingResult<Value: Sendable>: BlockingCall, @unchecked Sen
         return result
     }
 
-    /// Nothing was started that must be waited for: the deadline ends the wait with no result.
+    /// Suspends the calling task until the result is set; nil when the task was cancelled first.
+    package func value() async -> Value? {
+        await waitAsync()
+        return result
+    }
+
+    /// Nothing was started that must be waited for: the deadline (or a cancellation of the waiting
+    /// task) ends the wait with no result.
     override package func deadlinePassed() { complete() }
 }
