@@ -4,7 +4,7 @@ import ServiceContextModule
 import Synchronization
 
 /// One item on a loop's work queue: a `perform` block, a synchronous call, internal control work,
-/// or a Swift concurrency job (the loop is an executor: Concurrency/PortRunLoop+Executor.swift).
+/// or a Swift concurrency job (the loop is an executor: Loop/Concurrency/PortRunLoop+Executor.swift).
 struct QueuedWork {
     enum Kind {
         case block(@Sendable () -> Void)

@@ -208,15 +208,3 @@ public final class RunLoopThread: @unchecked Sendable {
         if lifecycle.phase.withLock({ if case .running = $0 { true } else { false } }) { stop() }
     }
 }
-
-extension PortRunLoop {
-    /// Owner thread: stops every run in progress, not just the innermost.
-    func stopAllRuns() {
-        for index in frames.indices { frames[index].stopped = true }
-    }
-
-    /// Shuts the loop down once; later calls do nothing.
-    func shutDownIfNeeded() {
-        if !isShutDown { shutDown() }
-    }
-}

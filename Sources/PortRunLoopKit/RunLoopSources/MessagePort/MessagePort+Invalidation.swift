@@ -1,6 +1,104 @@
 import Foundation
+import Logging
 
 extension MessagePort {
+    /// Invalidates the port. Once this returns, no handler starts for it (one already running on
+    /// the loop's thread may finish; ``waitForRunningHandlers(timeout:)`` waits for it). Queued
+    /// messages are discarded and counted in ``statistics`` (and, when there were any, logged once
+    /// at `.notice` with their count: see ``init(queueLimit:logger:)``); senders waiting for room
+    /// return false, and later sends return false. The invalidation handler, if one is set
+    /// (``setInvalidationHandler(on:_:)``), is called once, with ``InvalidationReason/invalidated``.
+    /// Idempotent.
+    ///
+    /// Thread-safety: any thread, including from inside the port's own handler.
+    public func invalidate() { invalidate(reason: .invalidated) }
+
+    /// ``invalidate()`` with the reason its handler is given (a remote port whose connection
+    /// ended calls it with the connection's). Idempotent: only the first call's reason counts.
+    ///
+    /// With `required`, the owner thread of that loop as it shuts down: the port is invalidated
+    /// only if it is still scheduled there, and the result says whether it was. A port another
+    /// thread removed from `required` (and may have scheduled in a live loop since) is not that
+    /// loop's to invalidate; the check and the closing share the critical section below, so a
+    /// removal and an add elsewhere made meanwhile find the port invalid rather than leaving a
+    /// live loop with a port the dead one then invalidates.
+    ///
+    /// In one critical section (unless `required` is given and the port is not scheduled there,
+    /// or the port was closed already: false) the gate closes and the port turns invalid, its
+    /// queued messages are discarded, senders waiting for room are woken, and it leaves its loop. A second `invalidate()` waits for the first one's section, so it
+    /// returns with the port invalid too, and any send after either is refused. Then, with the
+    /// lock let go: the observers, the remote connection, the log, the loop's registration, the
+    /// invalidation handler.
+    @discardableResult
+    func invalidate(reason: InvalidationReason = .invalidated, ifScheduledOn required: PortRunLoop? = nil) -> Bool {
+        var discarded = 0
+        var loop: PortRunLoop?
+        let closed = withLock { () -> Bool in
+            if let required, state.loop !== required { return false }
+            guard gate.close() else { return false }
+            state.isValid = false
+            discarded = state.queue.count
+            state.discarded += discarded
+            state.queue.removeAll()
+            state.readyOnLoop = false
+            notifyRoomChanged()
+            loop = state.loop
+            state.loop = nil
+            state.registration = nil
+            state.modes = []
+            return true
+        }
+        guard closed else { return false }
+        for observer in invalidation.withLock({ record in defer { record.observers = [] }; return record.observers }) {
+            observer()
+        }
+        remote?.invalidate()
+        if discarded > 0 {
+            logger(loop: loop).notice("MessagePort invalidated with queued messages; they were discarded", metadata: [
+                LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.discarded: "\(discarded)",
+            ])
+        }
+        loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
+        // Recorded after the port's state changed: a handler set from now on runs at once.
+        let handler = invalidation.withLock { record -> InvalidationHandler? in
+            record.reason = reason
+            record.portLoop = loop
+            defer { record.handler = nil }
+            return record.handler
+        }
+        if let handler { runInvalidationHandler(handler, reason: reason, portLoop: loop) }
+        return true
+    }
+
+    /// Calls `observer` once when the port is invalidated (at once, on this thread, if it already
+    /// is). The observer must not call back into this port's invalidation.
+    func onInvalidation(_ observer: @escaping @Sendable () -> Void) {
+        let added = invalidation.withLock { record -> Bool in
+            guard !gate.isClosed else { return false }
+            record.observers.append(observer)
+            return true
+        }
+        if !added { observer() }
+    }
+
+    /// Waits until no handler of this port is running (on the loop's thread). Called from inside
+    /// the port's own handler, it does not wait for that call. Returns false on timeout.
+    ///
+    /// The loop delivers a port's messages in batches and counts the whole batch as running, so
+    /// this may also wait out the rest of the batch in progress. After ``invalidate()`` that is at
+    /// most the handler call already running: the batch stops at its next message.
+    ///
+    /// Thread-safety: any thread.
+    @discardableResult
+    public func waitForRunningHandlers(timeout: Duration? = nil) -> Bool {
+        let deadline = timeout.map { System.monotonicSeconds() + $0.seconds } ?? .infinity
+        // The batches of this port the calling thread is itself inside (a handler, or a nested run
+        // continuing the batch): whatever loop the port is attached to now, or none after
+        // `invalidate()` or its removal from its last mode.
+        let held = PortRunLoop.existingForCurrentThread()?.portsInDelivery.count { $0 === self } ?? 0
+        return gate.waitForHandlers(deadlineMonotonic: deadline, excluding: held)
+    }
+
     /// Why a port became invalid, as told to its invalidation handler
     /// (``MessagePort/setInvalidationHandler(on:_:)``).
     ///
