@@ -11,11 +11,16 @@ let package = Package(
         // Loop and notification-queue counters as swift-metrics counters, gauges and timers
         // (the core does not depend on swift-metrics).
         .library(name: "PortRunLoopMetrics", targets: ["PortRunLoopMetrics"]),
+        // Distributed notifications independent of their transport: BusNotificationCenter, its
+        // observations, suspension and userInfo fields, and the protocol a transport implements
+        // (neither the core nor this module depends on libdbus or hiredis).
+        .library(name: "PortRunLoopBus", targets: ["PortRunLoopBus"]),
         // Distributed notifications between processes over D-Bus, delivered on a chosen loop
-        // (the core does not depend on libdbus).
+        // (re-exports PortRunLoopBus; only this product links libdbus).
         .library(name: "PortRunLoopDBus", targets: ["PortRunLoopDBus"]),
         // The same distributed notifications over Redis pub/sub (many hosts), through hiredis' async
-        // API on the loop's fd sources (the core and the D-Bus target do not depend on hiredis).
+        // API on the loop's fd sources (re-exports PortRunLoopBus; only this product links hiredis,
+        // and it does not link libdbus).
         .library(name: "PortRunLoopRedis", targets: ["PortRunLoopRedis"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
@@ -144,9 +149,21 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .target(
+            name: "PortRunLoopBus",
+            dependencies: [
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PortRunLoopBusTests",
+            dependencies: ["PortRunLoopBus"]
+        ),
+        .target(
             name: "PortRunLoopDBus",
             dependencies: [
                 "CDBus",
+                "PortRunLoopBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -177,7 +194,7 @@ let package = Package(
             name: "PortRunLoopRedis",
             dependencies: [
                 "CHiredis",
-                "PortRunLoopDBus",
+                "PortRunLoopBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -186,7 +203,7 @@ let package = Package(
         // (RedisTwoProcessTests runs it against a private redis-server).
         .executableTarget(
             name: "RedisNotificationProbe",
-            dependencies: ["PortRunLoopRedis", "PortRunLoopDBus", "PortRunLoopKit"]
+            dependencies: ["PortRunLoopRedis", "PortRunLoopKit"]
         ),
         .testTarget(
             name: "PortRunLoopRedisTests",

@@ -43,7 +43,7 @@ import PortRunLoopTestSupport
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
         let perPoster = 10_000
-        let state = Locked((count: 0, last: [String: Int](), ordered: true))
+        let state = PortRunLoopTestSupport.Locked((count: 0, last: [String: Int](), ordered: true))
         let all = Collector<Int>()
         let observation = try fixture.center.addObserver(forName: .init("load"), suspensionBehavior: .hold, on: fixture.thread.loop) { note in
             let poster = note.userInfo?["poster"] as? String ?? "?"
