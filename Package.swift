@@ -57,26 +57,30 @@ let package = Package(
             name: "PortRunLoopDemo",
             dependencies: ["PortRunLoopKit", "PortRunLoopDBus"]
         ),
-        // Reliability: the stress/load/model engine, shared by the stress tool and the tests.
+        // Reliability: the stress/load/model engine, shared by the stress tool and the tests. The
+        // engine, the tool and the probe programs below live under Tests/: Sources/ holds only what
+        // users import or run (the libraries and the demo).
         .target(
             name: "PortRunLoopStressEngine",
             dependencies: ["PortRunLoopKit"],
-            path: "Sources/PortRunLoopStress/Engine"
+            path: "Tests/PortRunLoopStress/Engine"
         ),
         .executableTarget(
             name: "PortRunLoopStress",
             dependencies: ["PortRunLoopStressEngine", "PortRunLoopKit"],
-            path: "Sources/PortRunLoopStress/Tool"
+            path: "Tests/PortRunLoopStress/Tool"
         ),
         // A program whose main thread runs PortRunLoop.main (MainQueueDrainTests runs it).
         .executableTarget(
             name: "MainQueueProbe",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit"],
+            path: "Tests/Probes/MainQueueProbe"
         ),
         // The other process of the cross-process port tests (CrossProcess*Tests run it).
         .executableTarget(
             name: "CrossProcessProbe",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit"],
+            path: "Tests/Probes/CrossProcessProbe"
         ),
         // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
         .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
@@ -113,7 +117,8 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Tests/Probes/ServiceLifecycleProbe"
         ),
         .testTarget(
             name: "PortRunLoopServiceLifecycleTests",
@@ -172,7 +177,8 @@ let package = Package(
         // (BusNotificationTwoProcessTests runs two of them against a private dbus-daemon).
         .executableTarget(
             name: "BusNotificationProbe",
-            dependencies: ["PortRunLoopDBus", "PortRunLoopKit"]
+            dependencies: ["PortRunLoopDBus", "PortRunLoopKit"],
+            path: "Tests/Probes/BusNotificationProbe"
         ),
         .testTarget(
             name: "PortRunLoopDBusTests",
@@ -200,10 +206,12 @@ let package = Package(
             ]
         ),
         // A program that posts or echoes distributed notifications over Redis per its arguments
-        // (RedisTwoProcessTests runs it against a private redis-server).
+        // (RedisTwoProcessTests runs it against a private redis-server; RedisLinkageTests checks
+        // that it does not link libdbus).
         .executableTarget(
             name: "RedisNotificationProbe",
-            dependencies: ["PortRunLoopRedis", "PortRunLoopKit"]
+            dependencies: ["PortRunLoopRedis", "PortRunLoopKit"],
+            path: "Tests/Probes/RedisNotificationProbe"
         ),
         .testTarget(
             name: "PortRunLoopRedisTests",

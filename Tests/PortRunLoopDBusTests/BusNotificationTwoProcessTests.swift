@@ -5,8 +5,8 @@ import Testing
 import PortRunLoopTestSupport
 
 /// Notifications between real processes: the `BusNotificationProbe` executable
-/// (Sources/BusNotificationProbe), which `swift build` / `swift test` build next to the test bundle,
-/// runs a center on its own main thread's `PortRunLoop.main`.
+/// (Tests/Probes/BusNotificationProbe), which `swift build` / `swift test` build next to the test
+/// bundle, runs a center on its own main thread's `PortRunLoop.main`.
 @Suite(.timeLimit(.minutes(2))) struct BusNotificationTwoProcessTests {
     private func probe(_ arguments: [String], environment: [String: String] = [:]) throws -> StreamingProcess {
         let url = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("BusNotificationProbe")
