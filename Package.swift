@@ -11,11 +11,16 @@ let package = Package(
         // Loop and notification-queue counters as swift-metrics counters, gauges and timers
         // (the core does not depend on swift-metrics).
         .library(name: "PortRunLoopMetrics", targets: ["PortRunLoopMetrics"]),
+        // Distributed notifications independent of their transport: BusNotificationCenter, its
+        // observations, suspension and userInfo fields, and the protocol a transport implements
+        // (neither the core nor this module depends on libdbus or hiredis).
+        .library(name: "PortRunLoopBus", targets: ["PortRunLoopBus"]),
         // Distributed notifications between processes over D-Bus, delivered on a chosen loop
-        // (the core does not depend on libdbus).
+        // (re-exports PortRunLoopBus; only this product links libdbus).
         .library(name: "PortRunLoopDBus", targets: ["PortRunLoopDBus"]),
         // The same distributed notifications over Redis pub/sub (many hosts), through hiredis' async
-        // API on the loop's fd sources (the core and the D-Bus target do not depend on hiredis).
+        // API on the loop's fd sources (re-exports PortRunLoopBus; only this product links hiredis,
+        // and it does not link libdbus).
         .library(name: "PortRunLoopRedis", targets: ["PortRunLoopRedis"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
@@ -52,26 +57,30 @@ let package = Package(
             name: "PortRunLoopDemo",
             dependencies: ["PortRunLoopKit", "PortRunLoopDBus"]
         ),
-        // Reliability: the stress/load/model engine, shared by the stress tool and the tests.
+        // Reliability: the stress/load/model engine, shared by the stress tool and the tests. The
+        // engine, the tool and the probe programs below live under Tests/: Sources/ holds only what
+        // users import or run (the libraries and the demo).
         .target(
             name: "PortRunLoopStressEngine",
             dependencies: ["PortRunLoopKit"],
-            path: "Sources/PortRunLoopStress/Engine"
+            path: "Tests/PortRunLoopStress/Engine"
         ),
         .executableTarget(
             name: "PortRunLoopStress",
             dependencies: ["PortRunLoopStressEngine", "PortRunLoopKit"],
-            path: "Sources/PortRunLoopStress/Tool"
+            path: "Tests/PortRunLoopStress/Tool"
         ),
         // A program whose main thread runs PortRunLoop.main (MainQueueDrainTests runs it).
         .executableTarget(
             name: "MainQueueProbe",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit"],
+            path: "Tests/Probes/MainQueueProbe"
         ),
         // The other process of the cross-process port tests (CrossProcess*Tests run it).
         .executableTarget(
             name: "CrossProcessProbe",
-            dependencies: ["PortRunLoopKit"]
+            dependencies: ["PortRunLoopKit"],
+            path: "Tests/Probes/CrossProcessProbe"
         ),
         // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
         .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
@@ -108,7 +117,8 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Tests/Probes/ServiceLifecycleProbe"
         ),
         .testTarget(
             name: "PortRunLoopServiceLifecycleTests",
@@ -144,9 +154,21 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .target(
+            name: "PortRunLoopBus",
+            dependencies: [
+                "PortRunLoopKit",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "PortRunLoopBusTests",
+            dependencies: ["PortRunLoopBus"]
+        ),
+        .target(
             name: "PortRunLoopDBus",
             dependencies: [
                 "CDBus",
+                "PortRunLoopBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -155,7 +177,8 @@ let package = Package(
         // (BusNotificationTwoProcessTests runs two of them against a private dbus-daemon).
         .executableTarget(
             name: "BusNotificationProbe",
-            dependencies: ["PortRunLoopDBus", "PortRunLoopKit"]
+            dependencies: ["PortRunLoopDBus", "PortRunLoopKit"],
+            path: "Tests/Probes/BusNotificationProbe"
         ),
         .testTarget(
             name: "PortRunLoopDBusTests",
@@ -177,16 +200,18 @@ let package = Package(
             name: "PortRunLoopRedis",
             dependencies: [
                 "CHiredis",
-                "PortRunLoopDBus",
+                "PortRunLoopBus",
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A program that posts or echoes distributed notifications over Redis per its arguments
-        // (RedisTwoProcessTests runs it against a private redis-server).
+        // (RedisTwoProcessTests runs it against a private redis-server; RedisLinkageTests checks
+        // that it does not link libdbus).
         .executableTarget(
             name: "RedisNotificationProbe",
-            dependencies: ["PortRunLoopRedis", "PortRunLoopDBus", "PortRunLoopKit"]
+            dependencies: ["PortRunLoopRedis", "PortRunLoopKit"],
+            path: "Tests/Probes/RedisNotificationProbe"
         ),
         .testTarget(
             name: "PortRunLoopRedisTests",

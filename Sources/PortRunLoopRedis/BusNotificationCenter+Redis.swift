@@ -1,13 +1,13 @@
 import Foundation
 import Logging
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 extension BusNotificationCenter {
     /// A center whose notifications travel over Redis pub/sub (Docs/RedisNotifications.md), so
     /// processes on many hosts observe each other's posts; the API is the D-Bus center's, except
-    /// that ``addSignalObserver(matching:on:using:)`` throws ``BusNotificationError/invalidMatchRule(_:)``
-    /// (D-Bus signals only).
+    /// that PortRunLoopDBus's `addSignalObserver(matching:on:using:)` throws
+    /// ``BusNotificationError/invalidMatchRule(_:)`` (D-Bus signals only).
     ///
     /// Connects two TCP connections (publishing, subscribed) run by `loop` on its thread — no thread
     /// of its own — and waits for them: at most the endpoint's connect timeout plus `callTimeout`
@@ -19,8 +19,9 @@ extension BusNotificationCenter {
     ///   - endpoint: the server, timeouts, reconnection policy and post buffer.
     ///   - loop: the loop that runs the connections (default: ``PortRunLoop/main``); it must run
     ///     (from another thread than its own, it must be running for this call to succeed).
-    ///   - logger, heldNotificationLimit, callTimeout: as for the D-Bus initialiser (`callTimeout`
-    ///     bounds adding an observation: the server's SUBSCRIBE confirmation).
+    ///   - logger, heldNotificationLimit, callTimeout: see ``logger``, ``heldNotificationLimit`` and
+    ///     ``callTimeout`` (`callTimeout` bounds adding an observation: the server's SUBSCRIBE
+    ///     confirmation).
     /// The first Redis center sets SIGPIPE to ignored if it still has its default action, so that a
     /// write to a connection the server closed is a reported loss, not the end of the process
     /// (Docs/RedisNotifications.md, "Operations").

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// A one-shot outcome a caller waits for, bounded in time: finished on the loop's thread (a

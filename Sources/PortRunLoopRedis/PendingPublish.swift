@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 
 /// A notification's whole `PUBLISH` command in Redis' protocol (RESP), built on the posting thread
 /// in one buffer, so that the loop only copies it into hiredis' output

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 
 extension RedisBinaryPayload {
     /// Reads a binary payload straight into the envelope observers receive (no intermediate

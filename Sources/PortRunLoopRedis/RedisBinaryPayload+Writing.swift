@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 
 extension RedisBinaryPayload {
     /// Writes a notification's payload into a buffer it was given, straight from the userInfo

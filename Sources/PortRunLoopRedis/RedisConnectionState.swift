@@ -1,4 +1,4 @@
-/// Where a Redis transport's connection stands (``PortRunLoopDBus/BusNotificationCenter/redisState``).
+/// Where a Redis transport's connection stands (``PortRunLoopBus/BusNotificationCenter/redisState``).
 ///
 /// Thread-safety: a value type; `Sendable`.
 public enum RedisConnectionState: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// Where a Redis-backed ``PortRunLoopDBus/BusNotificationCenter`` connects, and how it behaves
+/// Where a Redis-backed ``PortRunLoopBus/BusNotificationCenter`` connects, and how it behaves
 /// while the server is away.
 ///
 /// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.

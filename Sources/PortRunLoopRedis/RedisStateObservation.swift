@@ -1,8 +1,8 @@
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// The token for one observation of a Redis center's connection state
-/// (``PortRunLoopDBus/BusNotificationCenter/addRedisStateObserver(on:using:)``): the handler gets
+/// (``PortRunLoopBus/BusNotificationCenter/addRedisStateObserver(on:using:)``): the handler gets
 /// the current state at once (queued), then each change, on its loop's thread, in order. Ends on
 /// ``remove()`` or when the token is released.
 ///

@@ -1,6 +1,6 @@
 import CHiredis
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// Opening, losing and reopening the two connections (loop thread).

@@ -1,4 +1,4 @@
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 extension RedisTransport {

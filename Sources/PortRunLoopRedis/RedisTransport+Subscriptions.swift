@@ -1,6 +1,6 @@
 import CHiredis
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// A channel (SUBSCRIBE: one notification name) or a pattern (PSUBSCRIBE: every name).
@@ -46,8 +46,6 @@ extension RedisTransport {
         case .notifications(let name, _):
             // The object is filtered by the center; the channel is the name's.
             key = name.map { .channel(RedisChannelNaming.channel(for: $0)) } ?? .pattern(RedisChannelNaming.anyNamePattern)
-        case .signals:
-            throw .invalidMatchRule("D-Bus match rules observe D-Bus signals; a Redis center carries notifications only")
         }
         guard !isClosed else { throw .disconnected }
         let waiter = LoopWaiter()

@@ -1,7 +1,7 @@
 import CHiredis
 import Foundation
 import Logging
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// The Redis transport: notifications as Redis pub/sub messages (one channel per name,

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 
 /// The payloads of notifications on their Redis channels (Docs/RedisNotifications.md, "Payload").
 ///

@@ -1,10 +1,10 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 
 /// One userInfo value in the JSON envelope, tagged with its type so that nothing is guessed on the
 /// way back: `{"string":"…"}`, `{"int":-3}`, `{"uint":18446744073709551615}`, `{"double":1.5}`
 /// (`"nan"`, `"inf"`, `"-inf"` as strings), `{"bool":true}`, `{"data":"<base64>"}`,
-/// `{"array":[…]}`, `{"dict":{"key":…}}` — the property-list types PortRunLoopDBus's
+/// `{"array":[…]}`, `{"dict":{"key":…}}` — the property-list types PortRunLoopBus's
 /// `PropertyListCoding` maps, the same for both transports.
 ///
 /// Thread-safety: a value type.

@@ -5,8 +5,8 @@ import Testing
 import PortRunLoopTestSupport
 
 /// Notifications between real processes: the `BusNotificationProbe` executable
-/// (Sources/BusNotificationProbe), which `swift build` / `swift test` build next to the test bundle,
-/// runs a center on its own main thread's `PortRunLoop.main`.
+/// (Tests/Probes/BusNotificationProbe), which `swift build` / `swift test` build next to the test
+/// bundle, runs a center on its own main thread's `PortRunLoop.main`.
 @Suite(.timeLimit(.minutes(2))) struct BusNotificationTwoProcessTests {
     private func probe(_ arguments: [String], environment: [String: String] = [:]) throws -> StreamingProcess {
         let url = Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent("BusNotificationProbe")
@@ -43,7 +43,7 @@ import PortRunLoopTestSupport
         let fixture = try BusFixture()
         defer { fixture.shutDown() }
         let perPoster = 10_000
-        let state = Locked((count: 0, last: [String: Int](), ordered: true))
+        let state = PortRunLoopTestSupport.Locked((count: 0, last: [String: Int](), ordered: true))
         let all = Collector<Int>()
         let observation = try fixture.center.addObserver(forName: .init("load"), suspensionBehavior: .hold, on: fixture.thread.loop) { note in
             let poster = note.userInfo?["poster"] as? String ?? "?"

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopDBus
 import PortRunLoopKit
 import Testing
 import PortRunLoopTestSupport

@@ -13,7 +13,7 @@ import PortRunLoopTestSupport
         let center = fixture.center
         let loop = fixture.thread.loop
         let seen = Collector<String>()
-        let inner = Locked<BusObservation?>(nil)
+        let inner = PortRunLoopTestSupport.Locked<BusObservation?>(nil)
         let outer = try center.addObserver(forName: .init("reentrant.first"), on: loop) { _ in
             do {
                 let observation = try center.addObserver(forName: .init("reentrant.second"), on: loop) { note in

@@ -13,7 +13,7 @@ final class PrivateBus: @unchecked Sendable {
     let address: String
     private let process: Process
     private let exited = DispatchSemaphore(value: 0)
-    private let stopped = Locked(false)
+    private let stopped = PortRunLoopTestSupport.Locked(false)
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("portrunloop-bus-\(UUID().uuidString.prefix(8))")
@@ -28,7 +28,7 @@ final class PrivateBus: @unchecked Sendable {
         let exited = self.exited
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let line = Locked<String?>(nil)
+        let line = PortRunLoopTestSupport.Locked<String?>(nil)
         let printed = DispatchSemaphore(value: 0)
         let reader = output.fileHandleForReading
         Thread.detachNewThread {

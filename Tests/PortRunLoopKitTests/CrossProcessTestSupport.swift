@@ -6,7 +6,7 @@ import Foundation
 import Testing
 import PortRunLoopTestSupport
 
-/// The `CrossProcessProbe` program (Sources/CrossProcessProbe), built next to the test bundle,
+/// The `CrossProcessProbe` program (Tests/Probes/CrossProcessProbe), built next to the test bundle,
 /// with its standard input and output on pipes; a thread of its own reads the output line by line.
 /// Every wait is bounded; none is used for ordering.
 final class CrossProcessProbeProcess: @unchecked Sendable {

@@ -7,10 +7,11 @@ import PortRunLoopTestSupport
 ///
 /// swift-testing runs tests (and exit tests' bodies) off the main thread, and its entry point hands
 /// the main thread to `dispatch_main()`, so a real main thread running `PortRunLoop.main.run()` can
-/// only be observed in another program: the `MainQueueProbe` executable (Sources/MainQueueProbe),
-/// which `swift build` / `swift test` build next to the test bundle. It checks dispatch async/sync,
-/// a burst of 1000 ordered blocks, `Task { @MainActor }`, `MainActor.run` and `assumeIsolated` on
-/// the main thread, then stops the loop, and exits 0 only if all of it happened.
+/// only be observed in another program: the `MainQueueProbe` executable
+/// (Tests/Probes/MainQueueProbe), which `swift build` / `swift test` build next to the test
+/// bundle. It checks dispatch async/sync, a burst of 1000 ordered blocks, `Task { @MainActor }`,
+/// `MainActor.run` and `assumeIsolated` on the main thread, then stops the loop, and exits 0 only
+/// if all of it happened.
 @Suite(.timeLimit(.minutes(1))) struct MainQueueDrainTests {
     /// Runs the probe with `arguments`; returns its exit status and output. Bounded: the probe has a
     /// 30 s watchdog, and the test kills it after 50 s.

@@ -1,5 +1,4 @@
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
@@ -18,7 +17,7 @@ import PortRunLoopTestSupport
             let seq = note.userInfo?["seq"] as? Int ?? -1
             seen.append(poster * 1_000_000 + seq)
         }
-        let failures = Locked<[String]>([])
+        let failures = PortRunLoopTestSupport.Locked<[String]>([])
         let start = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
         let center = fixture.center

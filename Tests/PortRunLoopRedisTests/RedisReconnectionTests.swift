@@ -1,5 +1,4 @@
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing
@@ -126,8 +125,8 @@ import PortRunLoopTestSupport
         let observation = try center.addObserver(forName: .init("restart.stream"), on: fixture.thread.loop) { note in
             seen.append(note.userInfo?["n"] as? Int ?? -1)
         }
-        let posted = Locked(0)
-        let stop = Locked(false)
+        let posted = PortRunLoopTestSupport.Locked(0)
+        let stop = PortRunLoopTestSupport.Locked(false)
         let posterDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var n = 0

@@ -1,5 +1,4 @@
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Testing

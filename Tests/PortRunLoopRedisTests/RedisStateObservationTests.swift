@@ -1,5 +1,4 @@
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 @testable import PortRunLoopRedis
 import Testing

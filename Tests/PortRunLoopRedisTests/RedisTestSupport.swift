@@ -1,5 +1,4 @@
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 import Logging
@@ -41,7 +40,7 @@ final class RedisServer: @unchecked Sendable {
     let port: Int
     /// Further `redis-server` options (e.g. `--requirepass`), kept for ``restart()``.
     let extraArguments: [String]
-    private let current = Locked<StreamingProcess?>(nil)
+    private let current = PortRunLoopTestSupport.Locked<StreamingProcess?>(nil)
 
     init(extraArguments: [String] = []) throws {
         port = try freeLoopbackPort()

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Foundation
-import PortRunLoopDBus
 @testable import PortRunLoopKit
 import PortRunLoopRedis
 import Testing

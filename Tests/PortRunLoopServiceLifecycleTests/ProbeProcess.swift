@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import PortRunLoopTestSupport
 
-/// The `ServiceLifecycleProbe` program (Sources/ServiceLifecycleProbe), which `swift build` /
+/// The `ServiceLifecycleProbe` program (Tests/Probes/ServiceLifecycleProbe), which `swift build` /
 /// `swift test` build next to the test bundle, started with its standard output on a pipe that a
 /// thread of its own reads line by line. Every wait is bounded; none is used for ordering.
 final class ProbeProcess: @unchecked Sendable {

@@ -36,11 +36,11 @@ enum DBusCall {
     /// by its own default reply timeout (25 s), not by the center's `callTimeout`.
     static func connect(to endpoint: BusEndpoint) throws(BusNotificationError) -> OpaquePointer {
         _ = threadsInitialized
-        if case .transport(let description) = endpoint.kind {
-            throw .connectionFailed("\(description) is not a D-Bus endpoint")
+        guard let address = endpoint.address as? DBusAddress else {
+            throw .connectionFailed("\(endpoint) is not a D-Bus endpoint")
         }
         let (opened, failure): (OpaquePointer?, (name: String, message: String)?) = withError { error in
-            switch endpoint.kind {
+            switch address {
             case .session: return dbus_bus_get_private(DBUS_BUS_SESSION, error)
             case .system: return dbus_bus_get_private(DBUS_BUS_SYSTEM, error)
             case .address(let address):
@@ -51,8 +51,6 @@ enum DBusCall {
                     return nil
                 }
                 return connection
-            case .transport:
-                return nil // refused above
             }
         }
         guard let connection = opened else {

@@ -24,7 +24,7 @@ extension DBusTransport {
             }
         }
         guard delegate.observesSignals else { return }
-        delegate.transportReceived(BusSignal(
+        delegate.transportReceived(signal: BusSignal(
             sender: Self.string(dbus_message_get_sender(message)), path: Self.string(dbus_message_get_path(message)),
             interface: Self.string(dbus_message_get_interface(message)), member: Self.string(dbus_message_get_member(message)),
             signature: Self.string(dbus_message_get_signature(message)), arguments: DBusMessageReader.arguments(of: message)))

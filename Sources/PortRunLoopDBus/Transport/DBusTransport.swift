@@ -94,7 +94,6 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
     // MARK: Subscriptions
 
     func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken {
-        let rule: String
         switch subscription {
         case .notifications(let name, let object):
             var parts = ["type='signal'", "path='\(NotificationWireFormat.path)'",
@@ -108,11 +107,19 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
                 parts.append(match)
                 length += 1 + match.utf8.count
             }
-            rule = parts.joined(separator: ",")
-        case .signals(let match):
-            try match.validate()
-            rule = match.ruleString
+            return try addMatch(parts.joined(separator: ","))
         }
+    }
+
+    /// Subscribes to the signals `rule` matches (``BusNotificationCenter/addSignalObserver(matching:on:using:)``),
+    /// once its fields are valid D-Bus.
+    func subscribe(matching rule: BusMatchRule) throws(BusNotificationError) -> TransportSubscriptionToken {
+        try rule.validate()
+        return try addMatch(rule.ruleString)
+    }
+
+    /// Asks the bus for `rule` (`AddMatch`) and waits for its answer.
+    private func addMatch(_ rule: String) throws(BusNotificationError) -> TransportSubscriptionToken {
         try onLoop { transport throws(BusNotificationError) in
             guard transport.isConnected else { throw .disconnected }
             // The call writes libdbus' whole outgoing queue first: a post it held may be gone.

@@ -1,5 +1,5 @@
 import CHiredis
-import PortRunLoopDBus
+import PortRunLoopBus
 import PortRunLoopKit
 
 /// hiredis' event-library hooks, mapped onto the connection's ``PortRunLoop`` (our own adapter, not

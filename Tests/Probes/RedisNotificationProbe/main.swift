@@ -11,7 +11,6 @@
 // Exit status: 0 done, 1 failed (the error is printed), 3 not done within 60 seconds (a safety
 // bound, never used for ordering).
 import Foundation
-import PortRunLoopDBus
 import PortRunLoopKit
 import PortRunLoopRedis
 

@@ -3,18 +3,19 @@ import Logging
 import PortRunLoopKit
 import Synchronization
 
-/// Notifications broadcast between processes over D-Bus, delivered on a chosen ``PortRunLoop``:
-/// the counterpart of Apple's `DistributedNotificationCenter`, which swift-corelibs-foundation
-/// does not provide.
+/// Notifications broadcast between processes over a message bus, delivered on a chosen
+/// ``PortRunLoop``: the counterpart of Apple's `DistributedNotificationCenter`, which
+/// swift-corelibs-foundation does not provide. The bus is a transport's: PortRunLoopDBus makes a
+/// center over D-Bus, PortRunLoopRedis one over Redis pub/sub, with the same API.
 ///
-/// - **Posting** (``post(name:object:userInfo:deliverImmediately:)``) from any thread sends a D-Bus
-///   signal every observing process receives, this one included (Docs/DistributedNotifications.md
-///   has the wire format, so `dbus-send`, `gdbus` or Python can post and observe too). Bad input
-///   is a typed error at the call.
+/// - **Posting** (``post(name:object:userInfo:deliverImmediately:)``) from any thread sends the
+///   notification to every observing process, this one included (Docs/DistributedNotifications.md
+///   and Docs/RedisNotifications.md have the wire formats, so other programs can post and observe
+///   too). Bad input is a typed error at the call.
 /// - **Observing** by name and object string, with a closure, an observer object held weakly, or by
 ///   forwarding into a ``ThreadNotificationCenter``; delivered on the observation's loop (default
-///   ``PortRunLoop/main``, as Apple delivers on the main thread). Any D-Bus signal can be observed
-///   by match rule (``addSignalObserver(matching:on:using:)``).
+///   ``PortRunLoop/main``, as Apple delivers on the main thread). Over D-Bus, any D-Bus signal can
+///   be observed by match rule (PortRunLoopDBus's `addSignalObserver(matching:on:using:)`).
 /// - **Suspension** (``suspended``) with Apple's per-observation ``BusSuspensionBehavior``s.
 /// - **The connection** runs on ``loop``: its socket and timeouts are that loop's sources, no thread
 ///   of its own. Losing the bus is reported (``isConnected``, ``addDisconnectionObserver(on:using:)``)
@@ -45,8 +46,8 @@ public final class BusNotificationCenter: @unchecked Sendable {
     ///
     /// Thread-safety: immutable.
     public let heldNotificationLimit: Int
-    /// How long a call that waits for the bus (adding an observation: `AddMatch`) may take, and how
-    /// long a call from another thread waits for ``loop`` to take it.
+    /// How long a call that waits for the bus (adding an observation: D-Bus `AddMatch`, Redis
+    /// `SUBSCRIBE`) may take, and how long a call from another thread waits for ``loop`` to take it.
     ///
     /// Thread-safety: immutable.
     public let callTimeout: Duration
@@ -64,7 +65,7 @@ public final class BusNotificationCenter: @unchecked Sendable {
     /// The transport the center runs over.
     ///
     /// Thread-safety: immutable; the transport is `Sendable`.
-    @_spi(Transport) public let transport: any NotificationTransport
+    package let transport: any NotificationTransport
 
     struct State {
         var observations: [BusObservationRecord] = []
@@ -93,50 +94,22 @@ public final class BusNotificationCenter: @unchecked Sendable {
 
     nonisolated(unsafe) let loopState = LoopState()
 
-    /// Connects to `endpoint` (blocking the calling thread for the connection and the bus's
-    /// `Hello`, which libdbus bounds by its default reply timeout, 25 s; ``callTimeout`` does not
-    /// apply to it) and services the connection on `loop`.
-    ///
-    /// - Parameters:
-    ///   - endpoint: ``BusEndpoint/session`` (default), ``BusEndpoint/system``, or an address.
-    ///   - loop: the loop that runs the connection (default: ``PortRunLoop/main``).
-    ///   - logger: see ``logger``; the default logs nothing.
-    ///   - heldNotificationLimit: see ``heldNotificationLimit``; at least 1.
-    ///   - callTimeout: see ``callTimeout``; positive.
-    /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the bus cannot be reached.
-    ///
-    /// Thread-safety: any thread.
-    public init(endpoint: BusEndpoint = .session, loop: PortRunLoop = .main, logger: Logger = BusNotificationCenter.disabledLogger,
-                heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
-                callTimeout: Duration = .seconds(5)) throws(BusNotificationError) {
-        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
-        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
-        self.endpoint = endpoint
-        self.loop = loop
-        self.logger = logger
-        self.heldNotificationLimit = heldNotificationLimit
-        self.callTimeout = callTimeout
-        let transport = try DBusTransport(endpoint: endpoint, loop: loop, logger: logger, timeout: callTimeout)
-        self.transport = transport
-        transport.start(delegate: self)
-    }
-
-    /// A center over `transport` (which another module implements; ``init(endpoint:loop:logger:heldNotificationLimit:callTimeout:)``
-    /// makes the D-Bus one): starts it with the center as its delegate. The center's ``loop`` is the
-    /// transport's.
+    /// A center over `transport` (which a transport's module implements, and makes the center with
+    /// a convenience initialiser of its own): starts it with the center as its delegate. The
+    /// center's ``loop`` is the transport's.
     ///
     /// - Parameters:
     ///   - transport: a transport not started yet.
     ///   - endpoint: what ``endpoint`` reports (e.g. ``BusEndpoint/transport(_:)``).
-    ///   - logger, heldNotificationLimit, callTimeout: as for the D-Bus initialiser.
+    ///   - logger: see ``logger``; the default logs nothing.
+    ///   - heldNotificationLimit: see ``heldNotificationLimit``; at least 1.
+    ///   - callTimeout: see ``callTimeout``; positive.
     ///
     /// Thread-safety: any thread.
-    @_spi(Transport)
-    public init(transport: any NotificationTransport, endpoint: BusEndpoint, logger: Logger = BusNotificationCenter.disabledLogger,
-                heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
-                callTimeout: Duration = .seconds(5)) {
-        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
-        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
+    package init(transport: any NotificationTransport, endpoint: BusEndpoint, logger: Logger = BusNotificationCenter.disabledLogger,
+                 heldNotificationLimit: Int = BusNotificationCenter.defaultHeldNotificationLimit,
+                 callTimeout: Duration = .seconds(5)) {
+        Self.check(heldNotificationLimit: heldNotificationLimit, callTimeout: callTimeout)
         self.endpoint = endpoint
         self.loop = transport.loop
         self.logger = logger
@@ -150,10 +123,19 @@ public final class BusNotificationCenter: @unchecked Sendable {
         transport.close()
     }
 
+    /// Traps unless `heldNotificationLimit` is at least 1 and `callTimeout` positive (a transport's
+    /// initialiser checks them before it connects).
+    ///
+    /// Thread-safety: any thread.
+    package static func check(heldNotificationLimit: Int, callTimeout: Duration) {
+        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
+        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
+    }
+
     /// A logger that logs nothing (the default).
     ///
     /// Thread-safety: a constant.
-    public static let disabledLogger = Logger(label: "PortRunLoopDBus", factory: { _ in SwiftLogNoOpLogHandler() })
+    public static let disabledLogger = Logger(label: "PortRunLoopBus", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The connection's unique name on the bus (e.g. `:1.42`): the `sender` of what it posts.
     ///

@@ -1,13 +1,12 @@
 import Foundation
 import PortRunLoopKit
 
-@_spi(Transport)
 extension BusNotificationCenter: TransportDelegate {
     /// A notification from the bus (loop thread): each matching observation gets it now, or per its
     /// suspension behaviour.
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportReceived(_ envelope: consuming NotificationEnvelope) {
+    package func transportReceived(_ envelope: consuming NotificationEnvelope) {
         let records = state.withLock { state in
             state.metrics.received += 1
             return state.observations
@@ -67,18 +66,18 @@ extension BusNotificationCenter: TransportDelegate {
         return true
     }
 
-    /// Whether any observation takes raw bus signals (the transport makes a ``BusSignal`` only then).
+    /// Whether any observation takes the transport's signals (the transport makes one only then).
     ///
     /// Thread-safety: any thread (the transport reads it on its loop thread).
-    @_spi(Transport) public var observesSignals: Bool { signalObservationCount.load(ordering: .relaxed) > 0 }
+    package var observesSignals: Bool { signalObservationCount.load(ordering: .relaxed) > 0 }
 
-    /// A bus signal (loop thread): each matching signal observation gets it.
+    /// A transport's signal (loop thread): each signal observation that accepts it gets it.
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportReceived(_ signal: BusSignal) {
+    package func transportReceived(signal: any Sendable) {
         let records = state.withLock { $0.observations }
         for record in records {
-            guard case .signals(let rule) = record.filter, rule.matches(signal),
+            guard case .signals(let accepts) = record.filter, accepts(signal),
                   case .signal(let loop, let handler) = record.target else { continue }
             run(on: loop, for: record) { handler(signal) }
         }
@@ -87,7 +86,7 @@ extension BusNotificationCenter: TransportDelegate {
     /// A malformed notification was dropped: counted and logged.
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportDroppedMalformed(from sender: String, reason: String) {
+    package func transportDroppedMalformed(from sender: String, reason: String) {
         state.withLock { $0.metrics.malformedDropped += 1 }
         logger.warning("BusNotificationCenter dropped a malformed notification", metadata: [
             BusLogKey.sender: "\(sender)", BusLogKey.reason: "\(reason)",
@@ -97,7 +96,7 @@ extension BusNotificationCenter: TransportDelegate {
     /// Posts accepted earlier were released unsent: counted, and logged with the count.
     ///
     /// Thread-safety: any thread.
-    @_spi(Transport) public func transportDiscardedUnsent(count: Int) {
+    package func transportDiscardedUnsent(count: Int) {
         guard count > 0 else { return }
         state.withLock { $0.metrics.postsDiscardedUnsent += count }
         logger.notice("BusNotificationCenter: posts accepted before the connection was lost (or its loop shut down) were discarded unsent", metadata: [
@@ -108,7 +107,7 @@ extension BusNotificationCenter: TransportDelegate {
     /// The connection is gone: logged once per loss, disconnection observers called.
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportDisconnected() {
+    package func transportDisconnected() {
         let (records, first) = state.withLock { state in
             defer { state.disconnectionLogged = true }
             return (state.observations, !state.disconnectionLogged)

@@ -3,10 +3,10 @@ import Foundation
 /// A value behind an `NSLock` (which ThreadSanitizer sees, unlike `Synchronization.Mutex`'s futex
 /// inside the uninstrumented stdlib).
 ///
-/// Shared with the Redis transport (the `Transport` SPI), which has the same need.
+/// Package access: the center and the transports of this package share it.
 ///
 /// Thread-safety: `@unchecked Sendable`: `value` is read and written only under `lock`.
-@_spi(Transport) public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     /// Guarded by `lock`. `@exclusivity(unchecked)`: the lock already makes every access
     /// exclusive, and a nested `withLock` on one thread blocks in `lock()` before it could reach
@@ -17,12 +17,12 @@ import Foundation
     /// A lock around `value`.
     ///
     /// Thread-safety: any thread.
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
     ///
     /// Thread-safety: any thread (not re-entrant).
-    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

@@ -5,7 +5,7 @@ extension BusNotificationCenter {
     /// (The D-Bus transport never reconnects; a Redis one does.)
     ///
     /// Thread-safety: the transport's loop thread.
-    @_spi(Transport) public func transportReconnected() {
+    package func transportReconnected() {
         let records = state.withLock { state in
             state.disconnectionLogged = false
             return state.observations

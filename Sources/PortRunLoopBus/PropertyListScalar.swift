@@ -6,8 +6,7 @@ import Foundation
 /// they cannot disagree on what a value is.
 ///
 /// Thread-safety: a value; `Sendable`.
-@_spi(Transport)
-public enum PropertyListScalar: Sendable {
+package enum PropertyListScalar: Sendable {
     /// A `String` or `Substring`.
     ///
     /// Thread-safety: a value.
@@ -37,7 +36,7 @@ public enum PropertyListScalar: Sendable {
     /// `NSNumber` goes by the type it stores.
     ///
     /// Thread-safety: any thread.
-    public init?(_ value: Any) {
+    package init?(_ value: Any) {
         // The common types first, by their exact type: the existential is opened (its dynamic type
         // compared, its value reinterpreted) instead of cast, a `swift_dynamicCast` costing about
         // five times as much per value.
@@ -76,7 +75,7 @@ public enum PropertyListScalar: Sendable {
     /// finds the common types), else by a cast (an `NSString`); nil for any other key.
     ///
     /// Thread-safety: any thread.
-    public static func key(_ key: AnyHashable) -> String? {
+    package static func key(_ key: AnyHashable) -> String? {
         let base = key.base
         if case .string(let string)? = common(base) { return string }
         return base as? String

@@ -73,7 +73,8 @@ final class WeakObserver: @unchecked Sendable {
 final class BusObservationRecord: @unchecked Sendable {
     enum Filter {
         case notifications(name: String?, object: String?, behavior: BusSuspensionBehavior)
-        case signals(BusMatchRule)
+        /// The transport's signals this closure accepts (cast to the type the observation takes).
+        case signals(@Sendable (any Sendable) -> Bool)
         case disconnection
     }
 
@@ -82,7 +83,7 @@ final class BusObservationRecord: @unchecked Sendable {
         case fields(PortRunLoop, @Sendable (BusNotification) -> Void)
         case observer(PortRunLoop, WeakObserver, @Sendable (AnyObject, Notification) -> Void)
         case forward(ThreadNotificationCenter)
-        case signal(PortRunLoop, @Sendable (BusSignal) -> Void)
+        case signal(PortRunLoop, @Sendable (any Sendable) -> Void)
         case disconnection(PortRunLoop, @Sendable (BusNotificationError) -> Void)
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) @testable import PortRunLoopDBus
+@testable import PortRunLoopBus
 import Testing
 
 /// ``NotificationEnvelope``: the userInfo in either form, its count, and the second form added

@@ -13,13 +13,12 @@ import Foundation
 /// `[String: Any]` (other key types → `[AnyHashable: Any]`); variants are unwrapped.
 ///
 /// Thread-safety: a stateless namespace.
-@_spi(Transport)
-public enum PropertyListCoding {
+package enum PropertyListCoding {
     /// `userInfo` as an `a{sv}` value, or the typed error naming the first value with no
     /// property-list form.
     ///
     /// Thread-safety: any thread.
-    public static func encode(userInfo: [AnyHashable: Any]) throws(BusNotificationError) -> BusValue {
+    package static func encode(userInfo: [AnyHashable: Any]) throws(BusNotificationError) -> BusValue {
         var entries: [BusDictionaryEntry] = []
         entries.reserveCapacity(userInfo.count)
         for (key, value) in userInfo.sorted(by: { "\($0.key)" < "\($1.key)" }) {
@@ -31,7 +30,10 @@ public enum PropertyListCoding {
         return .dictionary(keySignature: "s", valueSignature: "v", entries)
     }
 
-    static func encode(_ value: Any, path: String) throws(BusNotificationError) -> BusValue {
+    /// One userInfo value, named `path` in the error (`"options.when"`), as a ``BusValue``.
+    ///
+    /// Thread-safety: any thread.
+    package static func encode(_ value: Any, path: String) throws(BusNotificationError) -> BusValue {
         if let scalar = PropertyListScalar(value) {
             switch scalar {
             case .string(let v): return .string(v)
@@ -72,7 +74,7 @@ public enum PropertyListCoding {
     /// The property list a userInfo `a{s…}` stands for; nil for a value that is not one.
     ///
     /// Thread-safety: any thread.
-    public static func decode(userInfo value: BusValue) -> [AnyHashable: Any]? {
+    package static func decode(userInfo value: BusValue) -> [AnyHashable: Any]? {
         guard case .dictionary("s", _, let entries) = value else { return nil }
         var result: [AnyHashable: Any] = [:]
         for entry in entries {

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Thread-safety: `@unchecked Sendable`: `items` and `scheduled` are guarded by `lock`; `spare` is
 /// touched only by ``drain(_:)``, on the loop's thread.
-@_spi(Transport) public final class PostBatches<Item>: @unchecked Sendable {
+package final class PostBatches<Item>: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Item] = [] // guarded by `lock`
     /// A drain is scheduled: later posts only join the queue. Guarded by `lock`.
@@ -23,13 +23,13 @@ import Foundation
     /// An empty queue.
     ///
     /// Thread-safety: any thread.
-    public init() {}
+    package init() {}
 
     /// Queues `item`. Returns true when the caller must schedule ``drain(_:)`` on the loop: the
     /// first post since the last drain took the queue.
     ///
     /// Thread-safety: any thread.
-    public func append(_ item: Item) -> Bool {
+    package func append(_ item: Item) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         items.append(item)
@@ -41,7 +41,7 @@ import Foundation
     /// empty); the next post schedules a drain again.
     ///
     /// Thread-safety: the loop's thread.
-    public func drain(_ send: ([Item]) -> Void) {
+    package func drain(_ send: ([Item]) -> Void) {
         var batch: [Item] = []
         swap(&batch, &spare) // uniquely referenced, so the queue appends in place
         lock.lock()
@@ -57,7 +57,7 @@ import Foundation
     /// sent.
     ///
     /// Thread-safety: any thread.
-    public func removeAll() -> [Item] {
+    package func removeAll() -> [Item] {
         lock.lock()
         defer { lock.unlock() }
         defer {

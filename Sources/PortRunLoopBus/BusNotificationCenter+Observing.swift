@@ -71,21 +71,24 @@ extension BusNotificationCenter {
                                  label: "\(name?.rawValue ?? "any name") into a ThreadNotificationCenter")
     }
 
-    /// Observes every D-Bus signal `rule` matches (any program's, not only notifications), calling
-    /// `handler` with its typed arguments on `loop`'s thread; e.g. the bus's `NameOwnerChanged`:
-    /// `BusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged")`.
-    /// Suspension does not apply to signals. Returns once the rule is in effect at the bus.
-    ///
-    /// - Throws: ``BusNotificationError/invalidMatchRule(_:)`` for a field that is not valid D-Bus,
-    ///   ``BusNotificationError/disconnected``, ``BusNotificationError/timedOut``, or the bus's refusal.
+    /// Observes the transport's signals of type `Signal` that `accepts` (messages of the bus other
+    /// than notifications, which the transport hands over through
+    /// ``TransportDelegate/transportReceived(signal:)``), calling `handler` on `loop`'s thread.
+    /// `subscription` is what the transport made for them at the bus, withdrawn when the
+    /// observation ends. Suspension does not apply to signals.
     ///
     /// Thread-safety: any thread.
-    public func addSignalObserver(matching rule: BusMatchRule, on loop: PortRunLoop = .main,
-                                  using handler: @escaping @Sendable (BusSignal) -> Void) throws(BusNotificationError) -> BusObservation {
-        let token = try transport.subscribe(.signals(rule))
-        let record = BusObservationRecord(filter: .signals(rule), target: .signal(loop, handler), subscription: token,
-                                          label: "\(rule) on \(loop.name)")
-        return register(record)
+    package func observeSignals<Signal: Sendable>(_: Signal.Type, subscription: TransportSubscriptionToken, on loop: PortRunLoop, label: String,
+                                                  accepting accepts: @escaping @Sendable (Signal) -> Bool,
+                                                  using handler: @escaping @Sendable (Signal) -> Void) -> BusObservation {
+        let filter = BusObservationRecord.Filter.signals { signal in
+            guard let signal = signal as? Signal else { return false }
+            return accepts(signal)
+        }
+        let target = BusObservationRecord.Target.signal(loop) { signal in
+            if let signal = signal as? Signal { handler(signal) }
+        }
+        return register(BusObservationRecord(filter: filter, target: target, subscription: subscription, label: label))
     }
 
     /// Calls `handler` on `loop`'s thread when the bus connection is lost (the daemon exited or

@@ -7,16 +7,15 @@ import Foundation
 /// ``provideUserInfo(asFields:)`` on the center's loop thread, before it is handed on; its userInfo
 /// holds only the property-list values ``PropertyListCoding`` decodes (strings, numbers, `Data`,
 /// arrays and dictionaries of them), which are safe to read from any thread.
-@_spi(Transport)
-public struct NotificationEnvelope: @unchecked Sendable {
+package struct NotificationEnvelope: @unchecked Sendable {
     /// The notification's name (not empty).
     ///
     /// Thread-safety: immutable.
-    public let name: String
+    package let name: String
     /// The object string, or nil (on the D-Bus wire nil is the empty string).
     ///
     /// Thread-safety: immutable.
-    public let object: String?
+    package let object: String?
     /// The userInfo as it was posted or read: fields, a property list, or both once an observer of
     /// the other form was served (``provideUserInfo(asFields:)``).
     package private(set) var payload: Payload
@@ -38,12 +37,12 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// The poster's `deliverImmediately`.
     ///
     /// Thread-safety: immutable.
-    public let deliverImmediately: Bool
+    package let deliverImmediately: Bool
 
     /// An envelope (`userInfo` holding only property-list values, as ``PropertyListCoding`` decodes).
     ///
     /// Thread-safety: a value type.
-    public init(name: String, object: String?, userInfo: [AnyHashable: Any]?, deliverImmediately: Bool) {
+    package init(name: String, object: String?, userInfo: [AnyHashable: Any]?, deliverImmediately: Bool) {
         self.init(name: name, object: object, payload: userInfo.map { .propertyList($0) } ?? .none,
                   deliverImmediately: deliverImmediately)
     }
@@ -51,7 +50,7 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// An envelope whose userInfo is `fields` (nil: none).
     ///
     /// Thread-safety: a value type.
-    public init(name: String, object: String?, fields: BusFields?, deliverImmediately: Bool) {
+    package init(name: String, object: String?, fields: BusFields?, deliverImmediately: Bool) {
         self.init(name: name, object: object, payload: fields.map { .fields($0) } ?? .none,
                   deliverImmediately: deliverImmediately)
     }
@@ -67,7 +66,7 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// fields, as ``BusFields/propertyList`` makes it).
     ///
     /// Thread-safety: a value type.
-    public var userInfo: [AnyHashable: Any]? {
+    package var userInfo: [AnyHashable: Any]? {
         switch payload {
         case .none: nil
         case .propertyList(let dictionary), .both(_, let dictionary): dictionary
@@ -79,7 +78,7 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// read as one).
     ///
     /// Thread-safety: a value type.
-    public var fields: BusFields? {
+    package var fields: BusFields? {
         switch payload {
         case .none: nil
         case .fields(let fields), .both(let fields, _): fields
@@ -90,7 +89,7 @@ public struct NotificationEnvelope: @unchecked Sendable {
     /// The number of userInfo entries (0 for none).
     ///
     /// Thread-safety: a value type.
-    public var userInfoCount: Int {
+    package var userInfoCount: Int {
         switch payload {
         case .none: 0
         case .propertyList(let dictionary): dictionary.count

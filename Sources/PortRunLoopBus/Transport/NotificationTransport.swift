@@ -1,8 +1,8 @@
 import PortRunLoopKit
 
-/// What a ``BusNotificationCenter`` needs from the bus it runs over. The D-Bus transport
-/// (``DBusTransport``) is the one there is; a pub/sub transport (Redis on the loop's libevent
-/// base, say) implements the same calls, and the center's public API does not change.
+/// What a ``BusNotificationCenter`` needs from the bus it runs over. PortRunLoopDBus implements it
+/// over D-Bus and PortRunLoopRedis over Redis pub/sub; the center's public API is the same over
+/// either.
 ///
 /// Rules every transport keeps:
 /// - Everything it does with its connection happens on ``loop``'s thread, as that loop's sources
@@ -17,12 +17,12 @@ import PortRunLoopKit
 ///   ``TransportDelegate/transportReconnected()``; between the two its calls throw or buffer as that
 ///   transport documents, and after ``close()`` they throw ``BusNotificationError/disconnected``.
 ///
-/// Other modules implement it through `@_spi(Transport) import PortRunLoopDBus` and make a center
-/// over it with ``BusNotificationCenter/init(transport:endpoint:logger:heldNotificationLimit:callTimeout:)``.
+/// A transport's module implements it (package access: the transports are modules of this
+/// package) and makes a center over it with
+/// ``BusNotificationCenter/init(transport:endpoint:logger:heldNotificationLimit:callTimeout:)``.
 ///
 /// Thread-safety: implementations are `Sendable`; every call is safe from any thread.
-@_spi(Transport)
-public protocol NotificationTransport: AnyObject, Sendable {
+package protocol NotificationTransport: AnyObject, Sendable {
     /// The loop whose thread runs the connection and calls the delegate.
     var loop: PortRunLoop { get }
     /// Whether the connection is up.
@@ -41,48 +41,45 @@ public protocol NotificationTransport: AnyObject, Sendable {
     func close()
 }
 
-/// What a transport subscribes to.
+/// What a transport subscribes to for the center. (A transport's own signals, such as D-Bus match
+/// rules, are subscribed to by its module, which then registers the observation with
+/// ``BusNotificationCenter/observeSignals(_:subscription:on:label:accepting:using:)``.)
 ///
 /// Thread-safety: a value type.
-@_spi(Transport)
-public enum TransportSubscription: Sendable {
+package enum TransportSubscription: Sendable {
     /// Distributed notifications named `name` (nil: any) with object `object` (nil: any).
     case notifications(name: String?, object: String?)
-    /// Raw bus signals (transports without such signals throw ``BusNotificationError/invalidMatchRule(_:)``).
-    case signals(BusMatchRule)
 }
 
 /// A subscription, as the transport that made it identifies it.
 ///
 /// Thread-safety: a value type.
-@_spi(Transport)
-public struct TransportSubscriptionToken: Sendable, Hashable {
+package struct TransportSubscriptionToken: Sendable, Hashable {
     /// The transport's key for the subscription (D-Bus: the match rule).
     ///
     /// Thread-safety: immutable.
-    public let rule: String
+    package let rule: String
 
     /// A token for the subscription the transport calls `rule`.
     ///
     /// Thread-safety: a value type.
-    public init(rule: String) { self.rule = rule }
+    package init(rule: String) { self.rule = rule }
 }
 
 /// What a transport reports to its center, on the transport's loop thread.
 ///
 /// Thread-safety: called on the transport's loop thread only.
-@_spi(Transport)
-public protocol TransportDelegate: AnyObject, Sendable {
+package protocol TransportDelegate: AnyObject, Sendable {
     /// A distributed notification arrived (handed over: the center keeps or drops it without a
     /// copy).
     func transportReceived(_ envelope: consuming NotificationEnvelope)
-    /// Whether any observation takes raw bus signals: a transport makes a ``BusSignal`` for
-    /// ``transportReceived(_:)`` only while this is true (read on the loop thread, per
+    /// Whether any observation takes the transport's signals: a transport makes a signal value
+    /// for ``transportReceived(signal:)`` only while this is true (read on the loop thread, per
     /// message).
     var observesSignals: Bool { get }
-    /// A bus signal arrived (any signal the subscriptions matched, notifications included), while
-    /// ``observesSignals``.
-    func transportReceived(_ signal: BusSignal)
+    /// A signal of the transport's own arrived (D-Bus: a ``BusValue``-typed signal, any the
+    /// subscriptions matched, notifications included), while ``observesSignals``.
+    func transportReceived(signal: any Sendable)
     /// A notification-shaped message could not be read: dropped (the center counts and logs it).
     func transportDroppedMalformed(from sender: String, reason: String)
     /// Posts the center had accepted were released unsent: the connection was lost, or the loop

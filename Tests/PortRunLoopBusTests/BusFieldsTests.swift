@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Transport) import PortRunLoopDBus
+import PortRunLoopBus
 import Testing
 
 /// ``BusFields`` and ``BusFieldValue`` as values: literals, look-up and update, equality, and the

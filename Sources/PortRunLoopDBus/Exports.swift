@@ -1,0 +1,2 @@
+// Re-exported so that `import PortRunLoopDBus` alone brings BusNotificationCenter and its types.
+@_exported import PortRunLoopBus

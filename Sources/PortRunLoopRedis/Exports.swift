@@ -1,0 +1,2 @@
+// Re-exported so that `import PortRunLoopRedis` alone brings BusNotificationCenter and its types.
+@_exported import PortRunLoopBus
