@@ -77,7 +77,7 @@ public final class BusNotificationCenter: @unchecked Sendable {
         var closed = false
     }
 
-    let state = Locked(State())
+    let state = TracedMutex(State())
 
     /// How many observations take raw bus signals (written under `state`'s lock, read without it
     /// on the loop's thread for each message: ``observesSignals``).

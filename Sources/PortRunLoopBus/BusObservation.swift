@@ -8,11 +8,11 @@ import Synchronization
 /// Thread-safety: `Sendable`; every member is safe from any thread.
 public final class BusObservation: Sendable, Hashable, CustomStringConvertible {
     let record: BusObservationRecord
-    private let center: Locked<WeakCenter>
+    private let center: TracedMutex<WeakCenter>
 
     init(_ record: BusObservationRecord, center: BusNotificationCenter) {
         self.record = record
-        self.center = Locked(WeakCenter(center: center))
+        self.center = TracedMutex(WeakCenter(center: center))
     }
 
     deinit { remove() }
@@ -93,7 +93,7 @@ final class BusObservationRecord: @unchecked Sendable {
     let label: String
     /// Read on every delivery: an atomic, not a lock (cleared once, never set again).
     private let active = Atomic(true)
-    private let disconnectionReported = Locked(false)
+    private let disconnectionReported = TracedMutex(false)
     @exclusivity(unchecked) var held: [NotificationEnvelope] = []
     @exclusivity(unchecked) var overflowReported = false
 

@@ -15,14 +15,14 @@ import PortRunLoopKit
 public final class RedisStateObservation: Sendable {
     private let loop: PortRunLoop
     private let handler: @Sendable (RedisConnectionState) -> Void
-    private let owner: Locked<WeakReference<RedisTransport>>
+    private let owner: TracedMutex<WeakReference<RedisTransport>>
     /// Whether the observation is on, and the version of the last state the handler got.
-    private let gate = Locked((active: true, delivered: UInt64(0)))
+    private let gate = TracedMutex((active: true, delivered: UInt64(0)))
 
     init(loop: PortRunLoop, transport: RedisTransport, handler: @escaping @Sendable (RedisConnectionState) -> Void) {
         self.loop = loop
         self.handler = handler
-        self.owner = Locked(WeakReference(object: transport))
+        self.owner = TracedMutex(WeakReference(object: transport))
     }
 
     deinit { remove() }

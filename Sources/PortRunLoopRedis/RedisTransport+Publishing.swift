@@ -102,7 +102,7 @@ extension RedisTransport {
     /// after them on the publishing connection), at most `timeout`.
     func flush(timeout: Duration) throws(BusNotificationError) {
         guard !isClosed else { throw .disconnected }
-        let waiter = LoopWaiter()
+        let waiter = makeWaiter()
         let queued = onLoop { transport in
             // Posts queued by other threads go out ahead of the PING.
             transport.publishQueued()
@@ -116,7 +116,7 @@ extension RedisTransport {
             publisher.setRepliesWanted(true)
         }
         guard queued else { throw .disconnected }
-        switch waiter.wait(on: loop, timeout: timeout) {
+        switch waiter.wait(timeout: timeout) {
         case .success?: return
         case .failure(let error)?: throw error
         case nil: throw .timedOut

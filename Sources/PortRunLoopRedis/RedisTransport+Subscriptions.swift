@@ -48,9 +48,9 @@ extension RedisTransport {
             key = name.map { .channel(RedisChannelNaming.channel(for: $0)) } ?? .pattern(RedisChannelNaming.anyNamePattern)
         }
         guard !isClosed else { throw .disconnected }
-        let waiter = LoopWaiter()
+        let waiter = makeWaiter()
         guard onLoop({ $0.want(key, waiter) }) else { throw .disconnected }
-        switch waiter.wait(on: loop, timeout: callTimeout) {
+        switch waiter.wait(timeout: callTimeout) {
         case .success?:
             return TransportSubscriptionToken(rule: key.rule)
         case .failure(let error)?:

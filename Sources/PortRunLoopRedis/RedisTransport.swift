@@ -49,7 +49,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         var stateObservers: [ObjectIdentifier: WeakReference<RedisStateObservation>] = [:]
     }
 
-    let shared = Locked(Shared())
+    let shared = TracedMutex(Shared())
     /// Posts from other threads on their way to the loop (its own lock: posting never waits for
     /// the metrics or state readers).
     let postQueue = PostBatches<PendingPublish>()
@@ -136,7 +136,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     /// connection; throws ``BusNotificationError/connectionFailed(_:)`` when it was refused or did
     /// not come (a server that is absent, or a loop that does not run).
     func waitUntilConnected() throws(BusNotificationError) {
-        let waiter = LoopWaiter()
+        let waiter = makeWaiter()
         let queued = onLoop { transport in
             if transport.loopState.ready || transport.loopState.everReady {
                 waiter.finish(.success(()))
@@ -145,7 +145,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
             }
         }
         guard queued else { throw .connectionFailed("\(loop.name) is shut down") }
-        switch waiter.wait(on: loop, timeout: endpoint.connectTimeout + callTimeout) {
+        switch waiter.wait(timeout: endpoint.connectTimeout + callTimeout) {
         case .success?: return
         case .failure(let error)?: throw error
         case nil: throw .connectionFailed("no connection to \(endpoint) within \(endpoint.connectTimeout + callTimeout) (is \(loop.name) running?)")

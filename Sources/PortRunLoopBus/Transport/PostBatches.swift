@@ -1,4 +1,5 @@
 import Foundation
+import PortRunLoopKit
 
 /// Posts made on other threads for a connection's loop, handed over a batch at a time.
 ///
@@ -11,13 +12,16 @@ import Foundation
 /// The drain swaps the queue's array with one it keeps, so the two buffers are handed back and
 /// forth with their storage: a steady stream allocates nothing per batch.
 ///
-/// Thread-safety: `@unchecked Sendable`: `items` and `scheduled` are guarded by `lock`; `spare` is
+/// Thread-safety: `@unchecked Sendable`: the queue is behind its ``TracedMutex``; `spare` is
 /// touched only by ``drain(_:)``, on the loop's thread.
-package final class PostBatches<Item>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Item] = [] // guarded by `lock`
-    /// A drain is scheduled: later posts only join the queue. Guarded by `lock`.
-    private var scheduled = false
+package final class PostBatches<Item: Sendable>: @unchecked Sendable {
+    private struct Queue {
+        var items: [Item] = []
+        /// A drain is scheduled: later posts only join the queue.
+        var scheduled = false
+    }
+
+    private let queue = TracedMutex(Queue())
     private var spare: [Item] = [] // the loop's thread only
 
     /// An empty queue.
@@ -30,11 +34,11 @@ package final class PostBatches<Item>: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     package func append(_ item: Item) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        items.append(item)
-        defer { scheduled = true }
-        return !scheduled
+        queue.withLock { queue in
+            queue.items.append(item)
+            defer { queue.scheduled = true }
+            return !queue.scheduled
+        }
     }
 
     /// Takes every queued post and hands them to `send`, in arrival order (nothing when the queue is
@@ -44,10 +48,10 @@ package final class PostBatches<Item>: @unchecked Sendable {
     package func drain(_ send: ([Item]) -> Void) {
         var batch: [Item] = []
         swap(&batch, &spare) // uniquely referenced, so the queue appends in place
-        lock.lock()
-        swap(&batch, &items)
-        scheduled = false
-        lock.unlock()
+        queue.withLock { queue in
+            swap(&batch, &queue.items)
+            queue.scheduled = false
+        }
         if !batch.isEmpty { send(batch) }
         batch.removeAll(keepingCapacity: true)
         spare = batch
@@ -58,12 +62,9 @@ package final class PostBatches<Item>: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     package func removeAll() -> [Item] {
-        lock.lock()
-        defer { lock.unlock() }
-        defer {
-            items = []
-            scheduled = false
+        queue.withLock { queue in
+            defer { queue = Queue() }
+            return queue.items
         }
-        return items
     }
 }

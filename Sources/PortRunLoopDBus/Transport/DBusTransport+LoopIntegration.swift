@@ -83,7 +83,7 @@ extension DBusTransport {
             }) { [self] ready in
                 handleWatch(key, ready: ready)
             }
-            state.withLock { $0.watches[watch] = source }
+            state.withLock { $0.watches[UInt(bitPattern: watch)] = source }
         } catch {
             socketUnwatchable(fd, error)
         }
@@ -100,7 +100,7 @@ extension DBusTransport {
     }
 
     func disarm(watch: OpaquePointer) {
-        state.withLock { $0.watches.removeValue(forKey: watch) }?.cancel()
+        state.withLock { $0.watches.removeValue(forKey: UInt(bitPattern: watch)) }?.cancel()
     }
 
     /// libdbus removed (and frees) `watch`: its source goes, and a deferred change to it is forgotten.
@@ -124,7 +124,7 @@ extension DBusTransport {
     /// The socket is ready (loop thread): let libdbus read or write, then dispatch what it read.
     private func handleWatch(_ key: WatchKey, ready: FileDescriptorSource.Events) {
         // Still the same enabled watch (not removed or replaced since this readiness was queued).
-        guard state.withLock({ $0.watches[key.pointer] != nil && !$0.closed }) else { return }
+        guard state.withLock({ $0.watches[UInt(bitPattern: key.pointer)] != nil && !$0.closed }) else { return }
         var flags: UInt32 = 0
         if ready.contains(.read) { flags |= DBUS_WATCH_READABLE.rawValue }
         if ready.contains(.write) { flags |= DBUS_WATCH_WRITABLE.rawValue }
@@ -143,18 +143,18 @@ extension DBusTransport {
         let interval = Double(dbus_timeout_get_interval(timeout)) / 1000
         let key = WatchKey(timeout)
         let timer = RunLoopTimer(fireAt: Date(timeIntervalSinceNow: interval), interval: interval, repeats: true) { [self] _ in
-            guard state.withLock({ $0.timeouts[key.pointer] != nil && !$0.closed }) else { return }
+            guard state.withLock({ $0.timeouts[UInt(bitPattern: key.pointer)] != nil && !$0.closed }) else { return }
             loopState.drainFollows = true
             dbus_timeout_handle(key.pointer)
             loopState.drainFollows = false
             drain()
         }
-        state.withLock { $0.timeouts[timeout] = timer }
+        state.withLock { $0.timeouts[UInt(bitPattern: timeout)] = timer }
         loop.add(timer, forMode: .common)
     }
 
     func disarm(timeout: OpaquePointer) {
-        state.withLock { $0.timeouts.removeValue(forKey: timeout) }?.invalidate()
+        state.withLock { $0.timeouts.removeValue(forKey: UInt(bitPattern: timeout)) }?.invalidate()
     }
 
     // MARK: Dispatch

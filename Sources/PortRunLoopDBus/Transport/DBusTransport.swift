@@ -29,15 +29,16 @@ final class DBusTransport: NotificationTransport, @unchecked Sendable {
     let localName: String?
 
     struct State {
-        /// The loop sources standing for libdbus's enabled watches and timeouts, by their pointer.
-        var watches: [OpaquePointer: FileDescriptorSource] = [:]
-        var timeouts: [OpaquePointer: RunLoopTimer] = [:]
+        /// The loop sources standing for libdbus's enabled watches and timeouts, by their address
+        /// (an integer: a pointer is not `Sendable`, and the state crosses threads).
+        var watches: [UInt: FileDescriptorSource] = [:]
+        var timeouts: [UInt: RunLoopTimer] = [:]
         var connected = true
         var closed = false
         weak var delegate: (any TransportDelegate)?
     }
 
-    let state = Locked(State())
+    let state = TracedMutex(State())
 
     /// Posts from other threads waiting for the loop, in arrival order (sent by ``sendQueued()``).
     let postQueue = PostBatches<OutgoingMessage>()

@@ -49,6 +49,11 @@ package final class PendingResult<Value: Sendable>: BlockingCall, @unchecked Sen
         return result
     }
 
+    /// Waits at most `timeout` for the result; nil when it did not come in time.
+    package func wait(timeout: Duration) -> Value? {
+        wait(until: System.monotonicSeconds() + timeout.seconds)
+    }
+
     /// Suspends the calling task until the result is set; nil when the task was cancelled first.
     package func value() async -> Value? {
         await waitAsync()
