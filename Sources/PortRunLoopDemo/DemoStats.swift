@@ -1,11 +1,12 @@
 import Foundation
-import Synchronization
 
-/// Counters and samples the demo prints as evidence. Thread-safe.
-final class DemoStats: Sendable {
+/// Counters and samples the demo prints as evidence. Thread-safe: `state` is guarded by `lock` (an
+/// `NSLock`, which ThreadSanitizer sees).
+final class DemoStats: @unchecked Sendable {
     struct Batch: Sendable { let items: Int; let thread: String }
 
-    private let state = Mutex(State())
+    private let lock = NSLock()
+    private var state = State() // guarded by `lock`
     private struct State {
         var batches: [Batch] = []
         var emptyWakeups = 0
@@ -13,18 +14,22 @@ final class DemoStats: Sendable {
         var doorbellsDropped = 0
     }
 
+    private func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.withLock { body(&state) }
+    }
+
     func recordBatch(items: Int, thread: String) {
-        state.withLock {
+        withState {
             if items == 0 { $0.emptyWakeups += 1 } else { $0.batches.append(Batch(items: items, thread: thread)) }
         }
     }
-    func doorbellSent() { state.withLock { $0.doorbellsSent += 1 } }
-    func doorbellDropped() { state.withLock { $0.doorbellsDropped += 1 } }
+    func doorbellSent() { withState { $0.doorbellsSent += 1 } }
+    func doorbellDropped() { withState { $0.doorbellsDropped += 1 } }
 
-    var batches: [Batch] { state.withLock { $0.batches } }
-    var emptyWakeups: Int { state.withLock { $0.emptyWakeups } }
-    var doorbellsSent: Int { state.withLock { $0.doorbellsSent } }
-    var doorbellsDropped: Int { state.withLock { $0.doorbellsDropped } }
+    var batches: [Batch] { withState { $0.batches } }
+    var emptyWakeups: Int { withState { $0.emptyWakeups } }
+    var doorbellsSent: Int { withState { $0.doorbellsSent } }
+    var doorbellsDropped: Int { withState { $0.doorbellsDropped } }
 }
 
 /// Delivery latencies in nanoseconds, with percentiles.

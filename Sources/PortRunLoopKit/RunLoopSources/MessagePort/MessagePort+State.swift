@@ -68,7 +68,9 @@ extension MessagePort {
         let word = LockWord()
         // The second line: what the loop reads per batch and senders only when the queue is
         // full or a send fails, so a burst's sends do not lose the first line to these reads.
-        var spaceWaiters = 0
+        /// Senders waiting for room (the queue was full), each in the one blocking wait: whoever
+        /// may have made room completes them all (``MessagePort/notifyRoomChanged()``).
+        var roomWaits: [StateChangeWait] = []
         weak var delegate: (any MessagePortDelegate)?
         var handler: (@Sendable (MessagePort.Message) -> Void)?
         var rejected = 0

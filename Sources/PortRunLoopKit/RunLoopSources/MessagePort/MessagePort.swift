@@ -46,13 +46,6 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
         unsafeMutableAddress { ownerBufferStorage }
     }
     private let cacheLinePadding: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    // Senders waiting for room (the queue was full) sleep in the ``ParkingLot`` (keyed by
-    // `roomGeneration`'s owner, ``roomKey``) until `roomGeneration` moves; whoever may have made room
-    // (the loop taking a batch, a raised limit, `invalidate`) bumps it with the lock held and then
-    // wakes the key (``notifyRoomChanged()``). A waiter reads the generation with the lock held
-    // before it sleeps, so it cannot miss a bump (an eventcount).
-    var roomKey: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
-    let roomGeneration = Atomic<UInt>(0)
     // Guarded by its own `word` (``lock()``). Kept behind a pointer and reached through addressors, so that `send` and
     // the loop's delivery pay no dynamic exclusivity check (swift_beginAccess/endAccess, two TLS
     // look-ups each) per access: the lock, not the compiler, is what serializes access here.

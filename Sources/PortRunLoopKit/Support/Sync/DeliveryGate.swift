@@ -48,7 +48,7 @@ final class DeliveryGate: @unchecked Sendable {
     private var threadsInside: [pthread_t] = []
     /// The waits in ``waitForHandlers(deadlineMonotonic:excluding:)``, each with the number of
     /// calls in flight it allows.
-    private var waiters: [(wait: BlockingCall, allowed: UInt)] = []
+    private var waiters: [(wait: StateChangeWait, allowed: UInt)] = []
 
     private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
@@ -79,9 +79,9 @@ final class DeliveryGate: @unchecked Sendable {
 
     /// Completes (and unlists) the waiters that allow as many calls as are in flight now.
     private func completeSatisfiedWaiters() {
-        let satisfied = withThreadsLocked { _ -> [BlockingCall] in
+        let satisfied = withThreadsLocked { _ -> [StateChangeWait] in
             let inFlight = state.load(ordering: .sequentiallyConsistent) >> 1
-            var satisfied: [BlockingCall] = []
+            var satisfied: [StateChangeWait] = []
             waiters.removeAll { waiter in
                 guard waiter.allowed >= inFlight else { return false }
                 satisfied.append(waiter.wait)
@@ -134,7 +134,7 @@ final class DeliveryGate: @unchecked Sendable {
     func waitForHandlers(deadlineMonotonic: Double = .infinity, excluding heldByCaller: Int = 0) -> Bool {
         let allowed = UInt(heldByCaller)
         if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
-        let wait = HandlersWait(waiter: PortRunLoop.existingForCurrentThread())
+        let wait = StateChangeWait(waiter: PortRunLoop.existingForCurrentThread())
         withThreadsLocked { _ in
             waiters.append((wait, allowed))
             waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
@@ -150,10 +150,4 @@ final class DeliveryGate: @unchecked Sendable {
         return state.load(ordering: .acquiring) >> 1 <= allowed
     }
 
-    /// A wait for handlers: nothing to withdraw at its deadline, so the deadline completes it.
-    ///
-    /// Thread-safety: `@unchecked Sendable`: only ``BlockingCall``'s own atomic state.
-    private final class HandlersWait: BlockingCall, @unchecked Sendable {
-        override func deadlinePassed() { complete() }
-    }
 }
