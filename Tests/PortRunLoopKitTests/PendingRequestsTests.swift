@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct PendingRequestsTests {
     @Test func findsEachRequestByIdUntilItIsRemoved() {
         var pending = PendingRequests()
-        let waits = (0..<5).map { _ in ReplyWait(waiter: nil) }
+        let waits = (0..<5).map { _ in ReplyWait(waiter: nil, connection: nil) }
         for (index, wait) in waits.enumerated() { pending.insert(wait, id: UInt64(index + 1)) }
         for (index, wait) in waits.enumerated() { #expect(pending[id: UInt64(index + 1)] === wait) }
         #expect(pending[id: 6] == nil)
@@ -17,7 +17,7 @@ import Testing
         #expect(pending[id: 4] == nil)
         for id in [2, 3, 5] as [UInt64] { #expect(pending[id: id] === waits[Int(id) - 1]) }
         // The slot is free again: a new request takes it, and the others are still found.
-        let later = ReplyWait(waiter: nil)
+        let later = ReplyWait(waiter: nil, connection: nil)
         pending.insert(later, id: 7)
         #expect(pending[id: 7] === later)
         for id in [2, 3, 5] as [UInt64] { #expect(pending[id: id] === waits[Int(id) - 1]) }
@@ -25,7 +25,7 @@ import Testing
 
     @Test func visitsEveryWaitingRequestOnce() {
         var pending = PendingRequests()
-        let waits = (0..<4).map { _ in ReplyWait(waiter: nil) }
+        let waits = (0..<4).map { _ in ReplyWait(waiter: nil, connection: nil) }
         for (index, wait) in waits.enumerated() { pending.insert(wait, id: UInt64(index + 1)) }
         pending.remove(2)
         var seen: [ObjectIdentifier] = []
@@ -36,7 +36,7 @@ import Testing
 
     @Test func removingAnUnknownIdChangesNothing() {
         var pending = PendingRequests()
-        let wait = ReplyWait(waiter: nil)
+        let wait = ReplyWait(waiter: nil, connection: nil)
         pending.insert(wait, id: 1)
         pending.remove(9)
         #expect(pending[id: 1] === wait)

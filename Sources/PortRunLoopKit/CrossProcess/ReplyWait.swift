@@ -5,8 +5,9 @@ import Foundation
 /// ``BlockingCall`` that the connection completes when it reads the reply or finds the connection
 /// ended, on whichever thread reads the frames (the caller's own loop, through the request's
 /// fd source in its private mode; the `readingOn:` loop; the ``RequestReaderThread``; or the
-/// caller polling the socket). At the receive deadline the wait completes it itself: the caller
-/// then finds no reply (a timeout).
+/// caller polling the socket, which is how this wait sleeps on a thread that serves no loop:
+/// ``lookWhileSpinning()`` and ``sleepWithoutServing(from:until:unless:)``). At the receive deadline
+/// the wait completes it itself: the caller then finds no reply (a timeout).
 ///
 /// An async request's wait has no waiting thread: the connection resumes its task
 /// (``continuation``) when it completes the wait, and the reader thread's timer completes it at
@@ -17,6 +18,16 @@ import Foundation
 /// guarded by the connection's mutex (written there before ``BlockingCall/complete()``, read there
 /// after); the rest is ``BlockingCall``'s.
 final class ReplyWait: BlockingCall, @unchecked Sendable {
+    /// The connection the request went out on (nil only for a wait that is never waited for, as
+    /// in a test of the request table). Unowned: a wait is made and awaited inside a call on the
+    /// connection, which the caller holds throughout.
+    unowned(unsafe) let connection: RemoteConnection?
+
+    init(waiter: PortRunLoop?, connection: RemoteConnection?) {
+        self.connection = connection
+        super.init(waiter: waiter)
+    }
+
     /// What a reply carries.
     struct Reply {
         let msgid: UInt32
@@ -51,4 +62,14 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
 
     /// Nothing has started that must be waited for: the wait ends (with no reply: a timeout).
     override func deadlinePassed() { complete() }
+
+    /// A spinning waiter reads the socket for its reply (unless another thread is reading it).
+    override func lookWhileSpinning() -> Bool { connection?.lookForReply(to: self) ?? isComplete }
+
+    /// A waiter that serves no loop polls the socket for its reply (one thread at a time; the
+    /// others wait for it to have read).
+    override func sleepWithoutServing(from sleepStart: Double, until deadline: Double, unless broken: () -> Bool) -> Double {
+        guard let connection else { return super.sleepWithoutServing(from: sleepStart, until: deadline, unless: broken) }
+        return connection.pollForReply(to: self, from: sleepStart, until: deadline)
+    }
 }

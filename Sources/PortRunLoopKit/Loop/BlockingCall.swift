@@ -21,8 +21,12 @@ import Synchronization
 ///   a stop arriving meanwhile ends the caller's own run after the call returns.
 ///   The wait is registered in ``BlockingWaits`` (the wait-for graph that breaks cycles through
 ///   full ports).
-/// - A caller without a loop, or whose loop is shut down (a deinit run by its shutdown), spins as
-///   its thread's ``WaitSpin`` allows and then sleeps in the ``ParkingLot``, keyed by the call.
+/// - A caller without a loop, or whose loop is shut down (a deinit run by its shutdown), or that
+///   must not run it, spins as its thread's ``WaitSpin`` allows and then sleeps in the
+///   ``ParkingLot``, keyed by the call. A completion that such a thread must bring about itself
+///   (a reply on a socket nobody else reads) says how it looks while it spins and how it sleeps
+///   (``lookWhileSpinning()``, ``sleepWithoutServing(from:until:unless:)``): a request to another
+///   process polls its connection's socket.
 /// - At the deadline the subclass withdraws what has not started (``deadlinePassed()``); the wait
 ///   then goes on, without a deadline, for what has started: a started handler always finishes
 ///   before the call returns.
@@ -122,8 +126,11 @@ package class BlockingCall: @unchecked Sendable {
     /// process): evaluated only when the waiter has a loop (a waiter without one cannot be in a
     /// cycle), so a call from a plain thread makes no array.
     @discardableResult
+    ///
+    /// `servingLoop: false` keeps a waiter whose loop would serve from running it (a request whose
+    /// loop could not watch the connection reads the socket itself instead).
     package final func waitUntilComplete(deadline initialDeadline: Double, on targets: @autoclosure () -> [PortRunLoop] = [],
-                                         isSend: Bool = false) -> Bool {
+                                         isSend: Bool = false, servingLoop: Bool = true) -> Bool {
         // A loop thread serves calls while it waits, but delivers no port messages: a send blocked
         // on its full port is broken rather than left waiting forever (BlockingWaits). A wait on
         // no loop (a request answered by another process) adds no edge to that graph, and is not
@@ -147,7 +154,7 @@ package class BlockingCall: @unchecked Sendable {
         var deadline = initialDeadline
         while !isComplete {
             if isBroken() { return false }
-            if let mode = servingMode, let loop = waiterLoop, !loop.ownerShutDown {
+            if servingLoop, let mode = servingMode, let loop = waiterLoop, !loop.ownerShutDown {
                 _ = loop.runSpecific(mode: mode, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isComplete })
             } else {
@@ -163,19 +170,30 @@ package class BlockingCall: @unchecked Sendable {
         return true
     }
 
-    /// Spins, then parks in the lot until complete, `broken()` or `deadline`.
+    /// Spins while that pays (``lookWhileSpinning()`` between yields), then sleeps
+    /// (``sleepWithoutServing(from:until:unless:)``) until complete, `broken()` or `deadline`; a
+    /// thread without a loop tells its spin how soon the call was answered.
     private func sleep(until deadline: Double, unless broken: () -> Bool) {
         let spin = WaitSpin.current
         let start = System.monotonicSeconds()
-        if spin.spin(from: start, until: deadline, for: { self.isComplete || broken() }) { return }
-        let sleepStart = System.monotonicSeconds()
+        if spin.spin(from: start, until: deadline, for: { self.lookWhileSpinning() || broken() }) { return }
+        let answeredAfter = sleepWithoutServing(from: System.monotonicSeconds(), until: deadline, unless: broken)
+        if waiterLoop == nil { spin.record(answeredAfter: answeredAfter) }
+    }
+
+    /// One look while the waiter spins: true once the wait may end. By default whether the call is
+    /// complete; a completion the waiting thread brings about itself does that work here.
+    func lookWhileSpinning() -> Bool { isComplete }
+
+    /// The sleep of a thread that does not serve a loop, once its spin found nothing: by default it
+    /// parks in the lot until the call is complete, `broken()` or `deadline`. Returns how soon after
+    /// `sleepStart` the call was answered, not counting this thread's own wake-up (`.infinity`: it
+    /// was not).
+    func sleepWithoutServing(from sleepStart: Double, until deadline: Double, unless broken: () -> Bool) -> Double {
         word.bitwiseOr(2, ordering: .acquiringAndReleasing)
         let done = ParkingLot.park(key: key, deadline: deadline) { self.isComplete || broken() }
-        // How soon the call was answered, not counting this thread's own wake-up.
-        if servingMode == nil {
-            let answeredAt = Double(bitPattern: completedAt.load(ordering: .relaxed))
-            spin.record(answeredAfter: done ? answeredAt - sleepStart : .infinity)
-        }
+        guard done, isComplete else { return .infinity }
+        return Double(bitPattern: completedAt.load(ordering: .relaxed)) - sleepStart
     }
 }
 

@@ -15,7 +15,7 @@ extension RemoteConnection {
     func asyncRequest(msgid: UInt32, components: [Data], descriptors: [Int32], sendTimeout: Double,
                       receiveTimeout: Double) async throws(CrossProcessPortError) -> ReplyWait.Reply {
         try startAsyncReading()
-        let wait = ReplyWait(waiter: nil)
+        let wait = ReplyWait(waiter: nil, connection: self)
         let (id, sentAt) = try await sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors,
                                                       until: System.monotonicSeconds() + sendTimeout)
         let deadline = sentAt + receiveTimeout
@@ -74,7 +74,7 @@ extension RemoteConnection {
     /// Looks again under the lock first: what came since the failed try ends the wait at once.
     /// Cancelling the task ends the wait too; the caller then sends nothing.
     private func awaitRoomToSend(until deadline: Double) async {
-        let room = ReplyWait(waiter: nil)
+        let room = ReplyWait(waiter: nil, connection: self)
         await suspend(on: room, until: deadline) {
             let roomInSocket = credits > 0 && fd >= 0 && !System.poll(fd, for: .writable, untilMonotonic: 0).isEmpty
             guard ended == nil, fd >= 0, !roomInSocket else {

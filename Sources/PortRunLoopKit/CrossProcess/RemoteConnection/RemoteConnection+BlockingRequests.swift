@@ -3,16 +3,16 @@ import Foundation
 extension RemoteConnection {
     /// Sends a request and waits for its reply (``MessagePort/sendRequest(msgid:components:sendTimeout:receiveTimeout:)``).
     ///
-    /// The wait is a ``ReplyWait`` (a ``BlockingCall``), completed by whichever thread reads the
-    /// reply or finds the connection ended. On a thread whose loop is alive it is the library's one
-    /// blocking wait (``BlockingCall/waitUntilComplete(deadline:on:)``): the loop serves its
-    /// `.synchronousWait` mode, where the connection is an fd source (``serveReplies(on:for:)``; kept
-    /// armed between requests for one loop) whose handler reads the frames and so completes the wait, and the wait is registered in
-    /// ``BlockingWaits`` (with no target loop: the loop that answers is in another process). A
-    /// thread without a loop has nothing that would read the socket while it sleeps (a `readingOn:`
-    /// loop is optional), so it reads the socket itself (``awaitReplyWithoutLoop(_:until:)``): it
-    /// spins while that pays, then polls it as a send waiting for credits does
-    /// (``waitForFrames(until:)``), and stops when its wait is complete.
+    /// The wait is a ``ReplyWait``, completed by whichever thread reads the reply or finds the
+    /// connection ended, and waited for in the package's one blocking wait
+    /// (``BlockingCall/waitUntilComplete(deadline:on:isSend:servingLoop:)``). On a thread whose
+    /// loop is alive the loop serves its `.synchronousWait` mode, where the connection is an fd
+    /// source (``serveReplies(on:for:)``; kept armed between requests for one loop) whose handler
+    /// reads the frames and so completes the wait (no target loop: the loop that answers is in
+    /// another process). A thread without a loop has nothing that would read the socket while it
+    /// sleeps (a `readingOn:` loop is optional), so the wait reads it itself: it spins while that
+    /// pays (``lookForReply(to:)``), then polls the socket as a send waiting for credits does
+    /// (``pollForReply(to:from:until:)``), until the wait is complete.
     ///
     /// One reading of the clock serves the send's deadline, the frame's answer time and the start
     /// of the receive timeout, unless the send had to wait (then the receive timeout starts when
@@ -20,15 +20,16 @@ extension RemoteConnection {
     func request(msgid: UInt32, components: [Data], descriptors: [Int32] = [], sendTimeout: Double,
                  receiveTimeout: Double) throws(CrossProcessPortError) -> ReplyWait.Reply {
         let loop = PortRunLoop.existingForCurrentThread().flatMap { $0.ownerShutDown ? nil : $0 }
-        let wait = ReplyWait(waiter: loop)
+        let wait = ReplyWait(waiter: loop, connection: self)
         let (id, sentAt) = try sendRequestFrame(for: wait, msgid: msgid, components: components, descriptors: descriptors,
                                                 sendTimeout: sendTimeout).get()
         let receiveDeadline = sentAt + receiveTimeout
         if let loop, let reader = serveReplies(on: loop, for: wait) {
-            wait.waitUntilComplete(deadline: receiveDeadline, on: [])
+            wait.waitUntilComplete(deadline: receiveDeadline)
             finishServing(reader)
         } else {
-            awaitReplyWithoutLoop(wait, until: receiveDeadline)
+            // No loop, or one that could not watch the socket: the waiting thread reads it.
+            wait.waitUntilComplete(deadline: receiveDeadline, servingLoop: false)
         }
         return try locked { () throws(CrossProcessPortError) -> ReplyWait.Reply in
             requests.remove(id)
@@ -58,37 +59,35 @@ extension RemoteConnection {
         }
     }
 
-    /// The wait of a request on a thread without a loop: it reads the socket itself. First it
-    /// spins as a thread waiting for a `performAndWait` answer does (``WaitSpin``: only while
-    /// answers keep coming within microseconds), looking at the socket without blocking between
-    /// yields; then it polls the socket (``waitForFrames(until:stoppingAt:)``) until the reply is in,
-    /// the connection ends or `deadline` passes, and tells the spin how soon the reply came
-    /// (measured to this thread's wake-up, or by the exchange's answer times, ``AnswerTiming``,
-    /// when they say sooner: the reply waited for the publisher's own wake-up).
-    private func awaitReplyWithoutLoop(_ wait: ReplyWait, until deadline: Double) {
-        let spin = WaitSpin.current
-        guard !spinForReply(to: wait, on: spin, until: deadline) else { return }
-        let sleepStart = System.monotonicSeconds()
+    /// The sleep of a request's wait on a thread that serves no loop: polls the socket
+    /// (``waitForFrames(until:stoppingAt:)``) until the reply is in, the connection ends or
+    /// `deadline` passes. Returns how soon the reply came after `sleepStart` (measured to this
+    /// thread's wake-up, or by the exchange's answer times, ``AnswerTiming``, when they say sooner:
+    /// the reply waited for the publisher's own wake-up), for the thread's spin.
+    func pollForReply(to wait: ReplyWait, from sleepStart: Double, until deadline: Double) -> Double {
         let answerGap = locked { () -> Double in
             lastAnswerGap = .infinity // only what this wait finds
             while !wait.isComplete, ended == nil, waitForFrames(until: deadline, stoppingAt: wait) {}
             return lastAnswerGap
         }
-        // The sooner of the wait and the exchange's answer times (``AnswerTiming``): the wait
-        // counts the publisher's wake-up.
-        spin.record(answeredAfter: wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity)
+        return wait.isComplete ? min(System.monotonicSeconds() - sleepStart, answerGap) : .infinity
     }
 
-    /// Spins on `spin` (as far as it allows, never past `deadline`) for `wait`'s reply, reading the
-    /// socket between yields; while another thread polls the socket, that thread reads the reply
-    /// for this one. True when the wait completed (its reply, or the connection's end).
-    func spinForReply(to wait: ReplyWait, on spin: WaitSpin, until deadline: Double) -> Bool {
-        spin.spin(from: System.monotonicSeconds(), until: deadline) {
-            locked {
-                if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
-                return wait.isComplete || ended != nil
-            }
+    /// One look for `wait`'s reply while its waiter spins: reads the socket without blocking
+    /// (unless another thread is reading it, which then reads the reply for this one). True when
+    /// the wait is complete: its reply came, or the connection ended (which completes it).
+    func lookForReply(to wait: ReplyWait) -> Bool {
+        locked {
+            if !isReading, ended == nil { drainFrames(stoppingAt: wait) }
+            if ended != nil { finish(wait) }
+            return wait.isComplete
         }
+    }
+
+    /// Spins on `spin` (as far as it allows, never past `deadline`) for `wait`'s reply, looking
+    /// for it between yields (``lookForReply(to:)``). True when the wait completed.
+    func spinForReply(to wait: ReplyWait, on spin: WaitSpin, until deadline: Double) -> Bool {
+        spin.spin(from: System.monotonicSeconds(), until: deadline) { lookForReply(to: wait) }
     }
 
     /// With the lock held: waits until frames were read (by this thread or another) or `deadline`
@@ -98,14 +97,16 @@ extension RemoteConnection {
         guard System.monotonicSeconds() < deadline else { return false }
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
-            // Another thread polls the socket; it wakes everyone when it has read. Tasks this
-            // thread completed are resumed first, and the caller looks again.
-            guard resumeAfterUnlocking.isEmpty else {
-                unlockResumingTasks()
-                condition.lock()
-                return true
-            }
-            return condition.waitLocked(untilMonotonic: deadline) || System.monotonicSeconds() < deadline
+            // Another thread polls the socket; it completes the waits listed when it has read.
+            // Tasks this thread completed are resumed first, and the caller looks again. The wait
+            // serves no loop: a send waiting for a credit delivers nothing of its own meanwhile.
+            let wait = StateChangeWait(waiter: nil)
+            if resumeAfterUnlocking.isEmpty { readWaits.append(wait) } else { wait.complete() }
+            unlockResumingTasks()
+            wait.waitUntilComplete(deadline: deadline)
+            mutex.lock()
+            if !readWaits.isEmpty { readWaits.removeAll { $0 === wait } } // after its deadline
+            return System.monotonicSeconds() < deadline
         }
         isReading = true
         polling += 1
@@ -113,13 +114,22 @@ extension RemoteConnection {
         let wake = wakeFD
         unlockResumingTasks()
         let ready = System.poll(fd, for: .readable, orWake: wake, untilMonotonic: deadline)
-        condition.lock()
+        mutex.lock()
         isReading = false
         polling -= 1
         if ready.contains(.woken) { System.resetEventfd(wakeFD) }
         if ended == nil { drainFrames(stoppingAt: wait) }
         closeIfEnded()
-        condition.broadcast()
+        readersMayLookAgain()
         return !ready.isEmpty
+    }
+
+    /// With the lock held: the socket was read (or the connection ended); the threads waiting for
+    /// that look again. Lock order: the connection's lock, then the parking-lot slot (a waiter never
+    /// takes the connection's lock while it sleeps).
+    func readersMayLookAgain() {
+        guard !readWaits.isEmpty else { return }
+        for wait in readWaits { wait.complete() }
+        readWaits.removeAll(keepingCapacity: true)
     }
 }

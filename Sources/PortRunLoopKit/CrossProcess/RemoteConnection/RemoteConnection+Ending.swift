@@ -45,7 +45,7 @@ extension RemoteConnection {
         closeIfEnded()
         requests.forEach(finish)
         resumeRoomWaits(forRoomToo: true)
-        condition.broadcast()
+        readersMayLookAgain()
     }
 
     /// With the lock held: once ended and nobody polls the fd, stops the loop's read source (first,

@@ -128,9 +128,9 @@ extension RemoteConnection {
             lastAnswerGap = .infinity // only what this read finds
             let read = drainFrames(stoppingAt: wait)
             if isReading { System.signalEventfd(wakeFD) }
+            readersMayLookAgain()
             return (read, lastAnswerGap)
         }
-        condition.broadcast()
         // The reading loop is this thread's, the main thread's included (``ThreadLocals/loop``
         // mirrors the loops of threads other than the main thread).
         if answerGap < .infinity { PortRunLoop.existingForCurrentThread()?.noteAnswer(after: answerGap) }

@@ -24,7 +24,7 @@ extension RemoteConnection {
             precondition(replyPort.remote == nil,
                          "MessagePort.send(before:msgid:components:from:): the reply port of a message to another process must be a local port")
         }
-        condition.lock()
+        mutex.lock()
         defer { unlockReportingEnd() }
         var clockReading = now
         while true {
@@ -69,7 +69,7 @@ extension RemoteConnection {
                     unlockResumingTasks()
                     let ready = System.monotonicSeconds() < deadline
                         ? System.poll(fd, for: .writable, untilMonotonic: deadline) : []
-                    condition.lock()
+                    mutex.lock()
                     polling -= 1
                     closeIfEnded()
                     if let ended { return .failure(ended) }

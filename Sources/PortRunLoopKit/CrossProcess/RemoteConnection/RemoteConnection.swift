@@ -7,8 +7,9 @@ import Logging
 /// Sending: one frame per message, each costing a credit; with none left, the sender reads the
 /// socket (credit frames come back as the publisher's loop takes messages) until its date. Reading
 /// is done by whichever thread needs frames: one thread at a time polls the socket (`isReading`)
-/// while the others wait on the condition; whoever reads processes every frame waiting (credits,
-/// replies, routed messages) and wakes the others. A loop given at lookup also reads, whenever
+/// while the others wait for it to have read (``readWaits``, in the package's one blocking wait);
+/// whoever reads processes every frame waiting (credits, replies, routed messages) and completes
+/// those waits (``readersMayLookAgain()``). A loop given at lookup also reads, whenever
 /// the socket is readable, so messages to reply ports arrive without a send; when it read frames
 /// while a thread polls, it signals `wakeFD` (an eventfd the poller also polls), since that
 /// thread would otherwise wait in `poll` for data the loop already took. While an async request's
@@ -31,7 +32,7 @@ import Logging
 /// written (credits, routes); `+Reading`, the frames read and handled; `+Ending`, the end of the
 /// connection (a failure, a protocol violation, the close).
 ///
-/// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `condition` (the library's one mutex type, here in its
+/// Thread-safety: `@unchecked Sendable`; every `var` below is guarded by `mutex` (the library's one mutex type, here in its
 /// lock/unlock form because a reader lets it go around `poll`);
 /// `name`, `options`, `parameters` and `logger` are immutable; the buffers `receiveBuffer`,
 /// `receiveControl` and `sendBuffer` are immutable pointers whose memory is used with the mutex
@@ -43,7 +44,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let options: CrossProcessPortOptions
     let parameters: PublisherParameters
     let logger: Logger
-    let condition = TracedMutex<Void>(())
+    let mutex = TracedMutex<Void>(())
     let receiveBuffer: UnsafeMutableRawBufferPointer
     /// Where a receive takes the descriptors of a frame (room for the options' limit; a frame with
     /// more is cut short by the kernel, a protocol violation).
@@ -57,6 +58,9 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     @exclusivity(unchecked) var fd: Int32
     @exclusivity(unchecked) var credits: Int
     @exclusivity(unchecked) var isReading = false
+    /// Threads waiting for the thread that polls the socket to have read (a send waiting for a
+    /// credit, a request for its reply): each looks again once the reading is done.
+    @exclusivity(unchecked) var readWaits: [StateChangeWait] = []
     /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
     /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
     @exclusivity(unchecked) var polling = 0
@@ -148,7 +152,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
 
     /// Takes the lock, runs `body`, lets the lock go and reports an end found meanwhile.
     func locked<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        condition.lock()
+        mutex.lock()
         defer { unlockReportingEnd() }
         return try body()
     }
@@ -158,7 +162,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// own invalidation), tells the end observer, once.
     func unlockReportingEnd() {
         // The usual case, kept short.
-        guard endToReport != nil || !resumeAfterUnlocking.isEmpty else { condition.unlock(); return }
+        guard endToReport != nil || !resumeAfterUnlocking.isEmpty else { mutex.unlock(); return }
         let report = endToReport.map { reason in (reason, endObserver) }
         endToReport = nil
         if report != nil { endObserver = nil }
@@ -170,10 +174,10 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     /// lock: a task being cancelled holds its status lock while its cancellation handler runs,
     /// which takes this lock (to end the wait), and resuming a task takes its status lock.
     func unlockResumingTasks() {
-        guard !resumeAfterUnlocking.isEmpty else { condition.unlock(); return }
+        guard !resumeAfterUnlocking.isEmpty else { mutex.unlock(); return }
         let resumes = resumeAfterUnlocking
         resumeAfterUnlocking.removeAll()
-        condition.unlock()
+        mutex.unlock()
         for continuation in resumes { continuation.resume() }
     }
 

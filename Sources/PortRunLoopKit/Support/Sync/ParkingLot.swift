@@ -6,12 +6,11 @@ import Musl
 
 /// Where every blocked thread of the library sleeps: 64 slots (a `pthread_mutex_t` and a
 /// `pthread_cond_t` each), shared by every lock and every wait in the process and picked by the
-/// address of what is waited on (as in WebKit's and Rust's parking lots). A ``LockWord`` that lost
-/// parks here, and so does every condition wait: ``TracedMutex/wait(untilMonotonic:until:)`` for
-/// state behind a lock, ``park(key:deadline:until:)`` directly for state in atomics (a
-/// ``DeliveryGate``, a ``SynchronousCall``). A lock or a condition therefore costs no allocation
-/// and no system object; threads parked for different keys that share a slot are all woken
-/// (broadcast), re-check their own predicate and sleep again.
+/// address of what is waited on (as in WebKit's and Rust's parking lots). Two things park here: a
+/// ``LockWord`` that lost, and the one blocking wait (``BlockingCall``) of a thread that serves no
+/// loop, keyed by its completion. A lock or a wait therefore costs no system object; threads
+/// parked for different keys that share a slot are all woken (broadcast), re-check their own
+/// predicate and sleep again.
 ///
 /// The rule that makes a wait exact: the waiter's predicate is evaluated with the slot locked,
 /// and a waker changes the state first and then calls ``wakeAll(key:)``, which takes the same slot
