@@ -161,7 +161,7 @@ public struct BusFields: Sendable, Equatable, RandomAccessCollection, Expressibl
 }
 
 /// One value of ``BusFields``: the property-list types a distributed notification's userInfo may
-/// hold (Docs/DistributedNotifications.md has their D-Bus and Redis forms).
+/// hold (<doc:DistributedNotifications>; the transports' guides have their D-Bus and Redis forms).
 ///
 /// Literals make values: `"text"`, `42`, `1.5`, `true`, `[1, 2]`, `["key": "value"]`; a variable
 /// goes in its case: `.int(count)`.

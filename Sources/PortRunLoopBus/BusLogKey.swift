@@ -1,7 +1,8 @@
 import PortRunLoopKit
 
 /// The metadata keys ``BusNotificationCenter`` and its transports log with
-/// (Docs/DistributedNotifications.md; the Redis transport adds its own, Docs/RedisNotifications.md).
+/// (<doc:DistributedNotifications>; the Redis transport adds its own,
+/// PortRunLoopRedis.docc/RedisNotifications.md).
 ///
 /// Thread-safety: constants.
 package enum BusLogKey {

@@ -11,10 +11,13 @@ extension BusNotificationCenter {
     /// at most ``callTimeout``).
     ///
     /// - Parameters:
+    ///   - name: the notification name to observe; nil observes every name.
+    ///   - object: the object string to observe; nil observes any object.
     ///   - suspensionBehavior: what happens while the center is ``suspended`` (Apple's default,
     ///     `.coalesce`).
-    ///   - loop: the thread to deliver on (default: ``PortRunLoop/main``). Deliveries to one
+    ///   - loop: the thread to deliver on (default: `PortRunLoop.main`). Deliveries to one
     ///     observation keep arrival order.
+    ///   - handler: called with each notification on `loop`'s thread.
     /// - Returns: the observation's token; releasing it ends the observation.
     /// - Throws: ``BusNotificationError/invalidName(_:)`` / ``BusNotificationError/invalidObject(_:)``,
     ///   ``BusNotificationError/disconnected``, ``BusNotificationError/timedOut``, or the bus's refusal.

@@ -4,17 +4,18 @@ import PortRunLoopKit
 import Synchronization
 
 /// Notifications broadcast between processes over a message bus, delivered on a chosen
-/// ``PortRunLoop``: the counterpart of Apple's `DistributedNotificationCenter`, which
+/// `PortRunLoop`: the counterpart of Apple's `DistributedNotificationCenter`, which
 /// swift-corelibs-foundation does not provide. The bus is a transport's: PortRunLoopDBus makes a
 /// center over D-Bus, PortRunLoopRedis one over Redis pub/sub, with the same API.
 ///
 /// - **Posting** (``post(name:object:userInfo:deliverImmediately:)``) from any thread sends the
-///   notification to every observing process, this one included (Docs/DistributedNotifications.md
-///   and Docs/RedisNotifications.md have the wire formats, so other programs can post and observe
-///   too). Bad input is a typed error at the call.
+///   notification to every observing process, this one included (the transports' guides,
+///   PortRunLoopDBus.docc/DBusNotifications.md and PortRunLoopRedis.docc/RedisNotifications.md,
+///   have the wire formats, so other programs can post and observe too). Bad input is a typed
+///   error at the call.
 /// - **Observing** by name and object string, with a closure, an observer object held weakly, or by
-///   forwarding into a ``ThreadNotificationCenter``; delivered on the observation's loop (default
-///   ``PortRunLoop/main``, as Apple delivers on the main thread). Over D-Bus, any D-Bus signal can
+///   forwarding into a `ThreadNotificationCenter`; delivered on the observation's loop (default
+///   `PortRunLoop.main`, as Apple delivers on the main thread). Over D-Bus, any D-Bus signal can
 ///   be observed by match rule (PortRunLoopDBus's `addSignalObserver(matching:on:using:)`).
 /// - **Suspension** (``suspended``) with Apple's per-observation ``BusSuspensionBehavior``s.
 /// - **The connection** runs on ``loop``: its socket and timeouts are that loop's sources, no thread
@@ -23,7 +24,7 @@ import Synchronization
 ///
 /// Thread-safety: `Sendable`; every member is safe from any thread. Handlers run on their
 /// observation's loop thread; the connection is serviced on ``loop``'s thread, which must run
-/// (``PortRunLoop/run()``) for anything to be received.
+/// (`PortRunLoop.run()`) for anything to be received.
 public final class BusNotificationCenter: @unchecked Sendable {
     /// The bus this center is connected to.
     ///
@@ -165,7 +166,7 @@ public final class BusNotificationCenter: @unchecked Sendable {
     ///   - object: an optional string (Apple's distributed object is a string too): no NUL, at most
     ///     ``maximumNameLength`` bytes; nil travels as the empty string, so `""` arrives as nil.
     ///   - userInfo: a property list with `String` keys: strings, integers, doubles, bools, `Data`,
-    ///     arrays and dictionaries of them (Docs/DistributedNotifications.md has the mapping).
+    ///     arrays and dictionaries of them (<doc:DistributedNotifications>, "userInfo").
     ///   - deliverImmediately: deliver even to observations of a suspended center, whatever their
     ///     ``BusSuspensionBehavior``.
     /// - Throws: ``BusNotificationError/invalidName(_:)``, ``BusNotificationError/invalidObject(_:)``,

@@ -35,7 +35,7 @@ public struct BusNotificationCenterMetrics: Sendable, Equatable, CustomStringCon
     /// Posts counted in ``posted`` that were released unsent: the connection was lost or closed,
     /// or the center's loop shut down, before they were written whole to the bus's socket (logged
     /// with the count). A post written before a loss may still have died with the daemon, unseen
-    /// (Docs/DistributedNotifications.md, "Failures"). A Redis center keeps
+    /// (PortRunLoopDBus.docc/DBusNotifications.md, "Failures"). A Redis center keeps
     /// posts through an outage instead, and counts what it drops in its transport's metrics.
     ///
     /// Thread-safety: a value type.

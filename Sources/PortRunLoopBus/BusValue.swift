@@ -1,7 +1,7 @@
 import Foundation
 
 /// One D-Bus value, typed as on the wire: what a D-Bus signal carries (PortRunLoopDBus's
-/// `BusSignal`), and what ``PropertyListCoding`` maps a userInfo to.
+/// `BusSignal`), and what a userInfo property list maps to on D-Bus.
 ///
 /// Containers keep their D-Bus element signature, so an empty array still knows what it is an
 /// array of. Unix fd values (`h`) are not read: a signal carrying one is decoded with

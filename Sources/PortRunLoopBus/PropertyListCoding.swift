@@ -1,6 +1,6 @@
 import Foundation
 
-/// userInfo property lists ↔ ``BusValue``s (`a{sv}`), the mapping Docs/DistributedNotifications.md
+/// userInfo property lists ↔ ``BusValue``s (`a{sv}`), the mapping PortRunLoopDBus.docc/DBusNotifications.md
 /// documents.
 ///
 /// Encoding: `String` → `s`; `Bool` → `b`; every integer type → `x` (an unsigned value above

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A userInfo value that is not a container, as the documented mapping reads it
-/// (Docs/DistributedNotifications.md). Every encoder of a userInfo (``PropertyListCoding``'s
+/// (<doc:DistributedNotifications>, "userInfo"). Every encoder of a userInfo (``PropertyListCoding``'s
 /// ``BusValue`` tree, the D-Bus signal writer, the Redis binary payload) asks this one switch, so
 /// they cannot disagree on what a value is.
 ///

@@ -6,7 +6,8 @@ extension BusEndpoint {
     public static let session = BusEndpoint(DBusAddress.session)
 
     /// The D-Bus system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else `unix:path=/run/dbus/system_bus_socket`).
-    /// Its policy normally forbids sending arbitrary signals: see Docs/DistributedNotifications.md.
+    /// Its policy decides who may post and observe notifications there: see <doc:DBusNotifications>,
+    /// "Operations notes".
     ///
     /// Thread-safety: a constant.
     public static let system = BusEndpoint(DBusAddress.system)

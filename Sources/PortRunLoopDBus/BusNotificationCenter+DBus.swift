@@ -3,16 +3,16 @@ import PortRunLoopKit
 
 extension BusNotificationCenter {
     /// Connects to `endpoint` (blocking the calling thread for the connection and the bus's
-    /// `Hello`, which libdbus bounds by its default reply timeout, 25 s; ``callTimeout`` does not
+    /// `Hello`, which libdbus bounds by its default reply timeout, 25 s; `callTimeout` does not
     /// apply to it) and services the connection on `loop`.
     ///
     /// - Parameters:
     ///   - endpoint: ``BusEndpoint/session`` (default), ``BusEndpoint/system``, or an address.
-    ///   - loop: the loop that runs the connection (default: ``PortRunLoop/main``).
-    ///   - logger: see ``logger``; the default logs nothing.
-    ///   - heldNotificationLimit: see ``heldNotificationLimit``; at least 1.
-    ///   - callTimeout: see ``callTimeout``; positive.
-    /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the bus cannot be reached.
+    ///   - loop: the loop that runs the connection (default: `PortRunLoop.main`).
+    ///   - logger: the center's `logger`; the default logs nothing.
+    ///   - heldNotificationLimit: the center's `heldNotificationLimit`; at least 1.
+    ///   - callTimeout: the center's `callTimeout`; positive.
+    /// - Throws: `BusNotificationError.connectionFailed(_:)` when the bus cannot be reached.
     ///
     /// Thread-safety: any thread.
     public convenience init(endpoint: BusEndpoint = .session, loop: PortRunLoop = .main, logger: Logger = BusNotificationCenter.disabledLogger,
@@ -29,9 +29,9 @@ extension BusNotificationCenter {
     /// `BusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged")`.
     /// Suspension does not apply to signals. Returns once the rule is in effect at the bus.
     ///
-    /// - Throws: ``BusNotificationError/invalidMatchRule(_:)`` for a field that is not valid D-Bus,
+    /// - Throws: `BusNotificationError.invalidMatchRule(_:)` for a field that is not valid D-Bus,
     ///   or when the center's transport is not D-Bus (a Redis center carries notifications only),
-    ///   ``BusNotificationError/disconnected``, ``BusNotificationError/timedOut``, or the bus's refusal.
+    ///   `BusNotificationError.disconnected`, `BusNotificationError.timedOut`, or the bus's refusal.
     ///
     /// Thread-safety: any thread.
     public func addSignalObserver(matching rule: BusMatchRule, on loop: PortRunLoop = .main,

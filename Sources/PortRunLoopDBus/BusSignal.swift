@@ -1,4 +1,4 @@
-/// A D-Bus signal as an observer of ``BusNotificationCenter/addSignalObserver(matching:on:using:)``
+/// A D-Bus signal as an observer of ``PortRunLoopBus/BusNotificationCenter/addSignalObserver(matching:on:using:)``
 /// receives it.
 ///
 /// Thread-safety: a value type; `Sendable`.

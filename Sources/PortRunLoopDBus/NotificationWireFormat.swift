@@ -1,4 +1,4 @@
-/// The D-Bus form of a distributed notification (Docs/DistributedNotifications.md, "Wire format").
+/// The D-Bus form of a distributed notification (<doc:DBusNotifications>, "Wire format").
 ///
 /// A signal from object path ``path``, interface ``interface``, member ``member``, with arguments
 /// `ssa{sv}b`: name, object (`""` for none), userInfo, deliverImmediately. Received signals may

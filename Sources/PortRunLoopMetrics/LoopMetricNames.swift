@@ -1,7 +1,7 @@
 /// The labels and dimension keys under which ``LoopTurnReporter`` and ``LoopMetricsSampler`` report
 /// (`snake_case`, so they pass unchanged to Prometheus-style backends).
 ///
-/// Every metric carries the dimension ``loopKey`` (the loop's ``PortRunLoopKit/PortRunLoop/name``,
+/// Every metric carries the dimension ``loopKey`` (the loop's `PortRunLoop.name`,
 /// or the name given at init), then any extra dimensions the caller passed.
 ///
 /// Thread-safety: a namespace of constants; `Sendable` (it has no instances).
@@ -37,32 +37,32 @@ public enum LoopMetricNames {
     ///
     /// Thread-safety: immutable.
     public static let deliveryLatency = "portrunloop_delivery_latency"
-    /// Counter: doorbell rings that woke the parked loop (``PortRunLoopKit/LoopMetrics/wakeSignals``).
+    /// Counter: doorbell rings that woke the parked loop (`LoopMetrics.wakeSignals`).
     ///
     /// Thread-safety: immutable.
     public static let wakeSignals = "portrunloop_wake_signals"
-    /// Counter: times the loop blocked waiting (``PortRunLoopKit/LoopMetrics/sleeps``).
+    /// Counter: times the loop blocked waiting (`LoopMetrics.sleeps`).
     ///
     /// Thread-safety: immutable.
     public static let sleeps = "portrunloop_sleeps"
-    /// Counter: `perform` blocks dropped at shutdown (``PortRunLoopKit/LoopMetrics/workDiscarded``).
+    /// Counter: `perform` blocks dropped at shutdown (`LoopMetrics.workDiscarded`).
     ///
     /// Thread-safety: immutable.
     public static let workDiscarded = "portrunloop_work_discarded"
-    /// Counter: libevent `event_add` calls (``PortRunLoopKit/LoopMetrics/eventAdds``).
+    /// Counter: libevent `event_add` calls (`LoopMetrics.eventAdds`).
     ///
     /// Thread-safety: immutable.
     public static let eventAdds = "portrunloop_event_adds"
-    /// Counter: libevent `event_del` calls (``PortRunLoopKit/LoopMetrics/eventDeletes``).
+    /// Counter: libevent `event_del` calls (`LoopMetrics.eventDeletes`).
     ///
     /// Thread-safety: immutable.
     public static let eventDeletes = "portrunloop_event_deletes"
     /// Counter: `timerfd_settime` calls setting the loop's wake-up timer
-    /// (``PortRunLoopKit/LoopMetrics/wakeTimerSets``).
+    /// (`LoopMetrics.wakeTimerSets`).
     ///
     /// Thread-safety: immutable.
     public static let wakeTimerSets = "portrunloop_wake_timer_sets"
-    /// Counter: times the loop spun for work before it slept (``PortRunLoopKit/LoopMetrics/idleSpins``).
+    /// Counter: times the loop spun for work before it slept (`LoopMetrics.idleSpins`).
     ///
     /// Thread-safety: immutable.
     public static let idleSpins = "portrunloop_idle_spins"

@@ -2,8 +2,8 @@ import CoreMetrics
 import Foundation
 import PortRunLoopKit
 
-/// Reports a loop's cumulative counters (``PortRunLoopKit/PortRunLoop/metrics``) and, optionally,
-/// its notification queue's (``PortRunLoopKit/ThreadNotificationQueue/metrics``) to swift-metrics,
+/// Reports a loop's cumulative counters (`PortRunLoop.metrics`) and, optionally,
+/// its notification queue's (`ThreadNotificationQueue.metrics`) to swift-metrics,
 /// by sampling: each ``sample()`` reads a snapshot and adds the *differences* since the previous
 /// sample to counters, and sets gauges to the current values. The first sample reports everything
 /// counted since the loop (or queue) was made, so a counter's total matches the snapshot.
@@ -11,7 +11,7 @@ import PortRunLoopKit
 /// Each sample also probes the loop's delivery latency (``LoopMetricNames/deliveryLatency``): it
 /// queues one block (`perform`) stamped with the time, and the block records how long it waited
 /// when the loop runs it. The probe is one block per sample, counted among the loop's
-/// ``PortRunLoopKit/LoopMetrics/performsRun``; no message of the application is timed.
+/// `LoopMetrics.performsRun`; no message of the application is timed.
 ///
 /// Loop counters: ``LoopMetricNames/wakeSignals``, ``LoopMetricNames/sleeps``,
 /// ``LoopMetricNames/workDiscarded``, ``LoopMetricNames/eventAdds``, ``LoopMetricNames/eventDeletes``,
@@ -84,7 +84,7 @@ public final class LoopMetricsSampler: Sendable {
         }
     }
 
-    /// Samples every `seconds` from a repeating ``PortRunLoopKit/RunLoopTimer`` on `driver` (default:
+    /// Samples every `seconds` from a repeating `RunLoopTimer` on `driver` (default:
     /// the sampled loop itself: no extra thread, and one timer fire per interval on that loop).
     /// The timer holds the sampler; invalidate the returned timer to stop sampling.
     ///

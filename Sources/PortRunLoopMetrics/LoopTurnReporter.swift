@@ -1,7 +1,7 @@
 import CoreMetrics
 import PortRunLoopKit
 
-/// A ``PortRunLoopKit/LoopMetricsDelegate`` that reports every turn of a loop to swift-metrics:
+/// A `LoopMetricsDelegate` that reports every turn of a loop to swift-metrics:
 /// timers ``LoopMetricNames/turnBusy`` and ``LoopMetricNames/turnSleep``, and counters
 /// ``LoopMetricNames/turns`` and ``LoopMetricNames/turnItems`` (by kind: `blocks`, `jobs`,
 /// `messages`, `timers`, `fds`), all with the dimension `("loop", name)`.
@@ -9,7 +9,7 @@ import PortRunLoopKit
 /// Install it with `loop.metricsDelegate = LoopTurnReporter(loop: loop)`. The metric objects are
 /// made once, at init; a turn costs two timer records and at most six counter increments, with no
 /// string built and nothing allocated by the reporter. Only turns of the outermost run
-/// (``PortRunLoopKit/LoopTurnInfo/nestingLevel`` 0) are reported: a nested run's turns are part of
+/// (`LoopTurnInfo.nestingLevel` 0) are reported: a nested run's turns are part of
 /// the enclosing turn, whose counts and busy time include theirs, so nothing is counted twice.
 ///
 /// Thread-safety: `Sendable` (its state is immutable metric handles); the loop calls it on its own
@@ -49,7 +49,7 @@ public final class LoopTurnReporter: LoopMetricsDelegate {
         fds = items("fds")
     }
 
-    /// A reporter for `loop`, labelled with its ``PortRunLoopKit/PortRunLoop/name``; see
+    /// A reporter for `loop`, labelled with its `PortRunLoop.name`; see
     /// ``init(loopName:dimensions:factory:)``. It does not install itself: set
     /// `loop.metricsDelegate` to it.
     ///

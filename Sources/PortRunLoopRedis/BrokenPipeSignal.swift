@@ -5,7 +5,7 @@ import Glibc
 /// process. Before the first Redis connection, the transport therefore sets SIGPIPE to "ignore" —
 /// only if it still has its default action (a program's own handler or choice is left alone) — so
 /// that such a write fails with `EPIPE`, which hiredis reports as a lost connection. Documented in
-/// Docs/RedisNotifications.md ("Operations").
+/// <doc:RedisNotifications> ("Operations").
 ///
 /// Thread-safety: a stateless namespace; ``ignoreIfDefault()`` is idempotent and runs its work once.
 enum BrokenPipeSignal {

@@ -4,29 +4,31 @@ import PortRunLoopBus
 import PortRunLoopKit
 
 extension BusNotificationCenter {
-    /// A center whose notifications travel over Redis pub/sub (Docs/RedisNotifications.md), so
+    /// A center whose notifications travel over Redis pub/sub (<doc:RedisNotifications>), so
     /// processes on many hosts observe each other's posts; the API is the D-Bus center's, except
     /// that PortRunLoopDBus's `addSignalObserver(matching:on:using:)` throws
-    /// ``BusNotificationError/invalidMatchRule(_:)`` (D-Bus signals only).
+    /// `BusNotificationError.invalidMatchRule(_:)` (D-Bus signals only).
     ///
     /// Connects two TCP connections (publishing, subscribed) run by `loop` on its thread — no thread
     /// of its own — and waits for them: at most the endpoint's connect timeout plus `callTimeout`
     /// (from `loop`'s own thread the wait runs the loop, in a private mode). Later losses are not
     /// errors: the center reconnects with back-off and restores its subscriptions
-    /// (``redisState``, ``addRedisStateObserver(on:using:)``, ``addDisconnectionObserver(on:using:)``).
+    /// (``redisState``, ``addRedisStateObserver(on:using:)``, `addDisconnectionObserver(on:using:)`).
     ///
     /// - Parameters:
     ///   - endpoint: the server, timeouts, reconnection policy and post buffer.
-    ///   - loop: the loop that runs the connections (default: ``PortRunLoop/main``); it must run
+    ///   - loop: the loop that runs the connections (default: `PortRunLoop.main`); it must run
     ///     (from another thread than its own, it must be running for this call to succeed).
-    ///   - logger, heldNotificationLimit, callTimeout: see ``logger``, ``heldNotificationLimit`` and
-    ///     ``callTimeout`` (`callTimeout` bounds adding an observation: the server's SUBSCRIBE
-    ///     confirmation).
+    ///   - logger: the center's `logger`; the default logs nothing.
+    ///   - heldNotificationLimit: the center's `heldNotificationLimit`; at least 1.
+    ///   - callTimeout: the center's `callTimeout`; positive. It bounds adding an observation (the
+    ///     server's SUBSCRIBE confirmation).
+    ///
     /// The first Redis center sets SIGPIPE to ignored if it still has its default action, so that a
     /// write to a connection the server closed is a reported loss, not the end of the process
-    /// (Docs/RedisNotifications.md, "Operations").
+    /// (<doc:RedisNotifications>, "Operations").
     ///
-    /// - Throws: ``BusNotificationError/connectionFailed(_:)`` when the server refuses the
+    /// - Throws: `BusNotificationError.connectionFailed(_:)` when the server refuses the
     ///   connection or the credentials (its reason, e.g. `WRONGPASS` or `NOAUTH`, in the message),
     ///   is absent, or does not answer in time; nothing is left running then. An endpoint with a
     ///   username and no password is a precondition failure, and so is a reconnection policy
@@ -54,14 +56,14 @@ extension BusNotificationCenter {
     /// they are published: call it before exiting a program that must not lose its last posts),
     /// at most `timeout`. A D-Bus center returns at once.
     ///
-    /// Posts are otherwise sent asynchronously; ``close()`` also lets the ones already handed to
-    /// the connection go out, if ``loop`` keeps running.
+    /// Posts are otherwise sent asynchronously; `close()` also lets the ones already handed to
+    /// the connection go out, if the center's `loop` keeps running.
     ///
-    /// - Throws: ``BusNotificationError/disconnected`` when the connection is down or lost meanwhile
+    /// - Throws: `BusNotificationError.disconnected` when the connection is down or lost meanwhile
     ///   (posts kept while disconnected are sent once it is back; this call does not wait for that),
-    ///   ``BusNotificationError/timedOut``.
+    ///   `BusNotificationError.timedOut`.
     ///
-    /// Thread-safety: any thread (from ``loop``'s own thread the wait runs the loop in a private mode).
+    /// Thread-safety: any thread (from `loop`'s own thread the wait runs the loop in a private mode).
     public func flushRedisPosts(timeout: Duration = .seconds(5)) throws(BusNotificationError) {
         guard let transport = transport as? RedisTransport else { return }
         try transport.flush(timeout: timeout)

@@ -1,4 +1,4 @@
-/// The binary payload a center posts (Docs/RedisNotifications.md, "Payload"), little-endian
+/// The binary payload a center posts (<doc:RedisNotifications>, "Payload"), little-endian
 /// throughout:
 ///
 ///     u8   format      0xB1: binary, version 1 (a JSON envelope starts with `{` or white space)

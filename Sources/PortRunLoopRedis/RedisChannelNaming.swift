@@ -1,6 +1,6 @@
 import Foundation
 
-/// The Redis channels notifications travel on (Docs/RedisNotifications.md, "Channels"): one per
+/// The Redis channels notifications travel on (<doc:RedisNotifications>, "Channels"): one per
 /// notification name, `portrunloop.notification.<name>` (the name's bytes as they are, Redis
 /// channels being binary-safe); observing every name is a pattern subscription to
 /// `portrunloop.notification.*`.

@@ -3,7 +3,7 @@
 ///
 /// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.
 /// TCP, without TLS; a server with a password (`requirepass`) or ACL users is reached with
-/// ``password`` and ``username`` (Docs/RedisNotifications.md, "Operations"). A value out of range,
+/// ``password`` and ``username`` (<doc:RedisNotifications>, "Operations"). A value out of range,
 /// given to the initialiser or set later, is a precondition failure naming the field.
 ///
 /// Thread-safety: a value type; `Sendable`.
@@ -82,10 +82,13 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
     /// - Parameters:
     ///   - host: not empty.
     ///   - port: 1...65535 (the standard port is 6379).
-    ///   - connectTimeout, commandTimeout: positive.
+    ///   - connectTimeout: ``connectTimeout``; positive.
+    ///   - commandTimeout: ``commandTimeout``; positive.
+    ///   - reconnectPolicy: ``reconnectPolicy``.
     ///   - disconnectedPostLimit: at least 0 (0: nothing is kept while disconnected).
     ///   - healthCheckInterval: positive, or nil for no health checks.
-    ///   - username, password: the credentials to `AUTH` with; a username needs a password.
+    ///   - username: the ACL user to `AUTH` as (``username``); it needs a password.
+    ///   - password: the password to `AUTH` with (``password``).
     ///
     /// Thread-safety: a value type.
     public init(host: String = "127.0.0.1", port: Int = 6379, connectTimeout: Duration = .seconds(2),

@@ -1,5 +1,5 @@
 /// The metadata keys the Redis transport logs with besides the center's own (`BusLogKey`:
-/// endpoint, reason, error, fd); Docs/RedisNotifications.md lists them all.
+/// endpoint, reason, error, fd); <doc:RedisNotifications> lists them all.
 ///
 /// Thread-safety: constants.
 enum RedisLogKey {

@@ -1,4 +1,4 @@
-/// The form of the payload a Redis center posts (Docs/RedisNotifications.md, "Payload"). A center
+/// The form of the payload a Redis center posts (<doc:RedisNotifications>, "Payload"). A center
 /// reads both forms whatever it posts, telling them apart by the first byte.
 ///
 /// Thread-safety: `Sendable` value.

@@ -1,7 +1,7 @@
 import Foundation
 import PortRunLoopBus
 
-/// The payloads of notifications on their Redis channels (Docs/RedisNotifications.md, "Payload").
+/// The payloads of notifications on their Redis channels (<doc:RedisNotifications>, "Payload").
 ///
 /// Received payloads are read by their first byte: ``RedisBinaryPayload/formatByte`` is the binary
 /// form centers post (``RedisBinaryPayload``); anything else is read as the JSON envelope that

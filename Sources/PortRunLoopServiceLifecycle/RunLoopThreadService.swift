@@ -2,7 +2,7 @@ import Foundation
 import PortRunLoopKit
 import ServiceLifecycle
 
-/// A ``RunLoopThread`` as a swift-service-lifecycle `Service`: the thread runs for as long as the
+/// A `RunLoopThread` as a swift-service-lifecycle `Service`: the thread runs for as long as the
 /// service does, and is stopped and joined when the `ServiceGroup` shuts down.
 ///
 /// ```swift
@@ -58,7 +58,7 @@ public final class RunLoopThreadService: Service, Sendable, CustomStringConverti
     private let origin: Origin
     private let phase = TracedMutex(Phase.ready)
 
-    /// A service that starts a ``RunLoopThread`` named `name` when it runs (so a failed start is
+    /// A service that starts a `RunLoopThread` named `name` when it runs (so a failed start is
     /// thrown by `run()`, and a group that never runs starts no thread).
     ///
     /// Thread-safety: any thread.

@@ -4,10 +4,10 @@ import PortRunLoopRedis
 import Testing
 import PortRunLoopTestSupport
 
-/// The binary payload (Docs/RedisNotifications.md, "Payload"), against a real redis-server: what a
-/// center posts is the documented layout byte for byte, every property-list type makes the round
-/// trip, the JSON form is still read, and malformed, truncated or oversized payloads from another
-/// program are counted drops that leave the connection up.
+/// The binary payload (PortRunLoopRedis.docc/RedisNotifications.md, "Payload"), against a real
+/// redis-server: what a center posts is the documented layout byte for byte, every property-list
+/// type makes the round trip, the JSON form is still read, and malformed, truncated or oversized
+/// payloads from another program are counted drops that leave the connection up.
 @Suite(.timeLimit(.minutes(2))) struct RedisBinaryPayloadTests {
     /// Builds payloads by the documented layout (independently of the library's writer).
     struct Bytes {
@@ -92,8 +92,8 @@ import PortRunLoopTestSupport
         #expect(fixture.center.redisMetrics?.published == 0)
     }
 
-    /// The limit (16 MiB, Docs/RedisNotifications.md) is on the payload: one of exactly that size is
-    /// posted, one byte more is the typed error.
+    /// The limit (16 MiB, PortRunLoopRedis.docc/RedisNotifications.md) is on the payload: one of
+    /// exactly that size is posted, one byte more is the typed error.
     @Test func aPayloadOfExactlyTheLimitIsPostedAndOneByteMoreIsNot() throws {
         let fixture = try RedisFixture()
         defer { fixture.shutDown() }

@@ -87,7 +87,7 @@ final class RedisServer: @unchecked Sendable {
     deinit { stop() }
 
     /// Makes an ACL user with `password`, the given channel patterns, and the commands a center
-    /// needs (the rights Docs/RedisNotifications.md lists, and no more).
+    /// needs (the rights PortRunLoopRedis.docc/RedisNotifications.md lists, and no more).
     func addUser(_ name: String, password: String, channels: [String],
                  sourceLocation: SourceLocation = #_sourceLocation) throws {
         let created = try cli(["ACL", "SETUSER", name, "on", ">" + password, "resetchannels"] + channels.map { "&" + $0 }
