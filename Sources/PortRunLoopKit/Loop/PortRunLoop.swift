@@ -51,7 +51,8 @@ public final class PortRunLoop: @unchecked Sendable {
     //
     // `@exclusivity(unchecked)`: these are read and written on every turn, and the run-time
     // exclusivity checks Swift makes for a class's stored properties (a thread-local access set per
-    // access) were a third of the loop's instructions per fd event. The loop's code never holds an
+    // access) would be a third of the loop's instructions per fd event (Docs/Benchmarks.md,
+    // `FdPingPong.Ours`). The loop's code never holds an
     // access to one of them across a call that can run a handler (a nested run may touch them all):
     // each access is one expression, or a value copied out first. Every test, TSan included, runs
     // the same code.

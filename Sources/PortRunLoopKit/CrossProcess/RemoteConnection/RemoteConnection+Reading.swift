@@ -15,9 +15,10 @@ extension RemoteConnection {
         var read = false
         while ended == nil, fd >= 0, !(wait?.isComplete ?? false) {
             var descriptorCount: Int32 = 0
-            // Until the publisher announces descriptors, a plain `recv`: `recvmsg` costs ~0.2 µs
-            // more per frame, with or without a control buffer (and a descriptor sent anyway is
-            // closed by the kernel, its frame then refused below).
+            // Until the publisher announces descriptors, a plain `recv`: `recvmsg` costs more per
+            // frame, with or without a control buffer (Docs/Benchmarks.md,
+            // `CrossProcess.RoundTrip.Ours`); a descriptor sent anyway is closed by the kernel,
+            // its frame then refused below.
             let result = takingDescriptors
                 ? System.receiveFrame(fd, into: receiveBuffer, control: receiveControl, descriptorCount: &descriptorCount)
                 : System.receiveFrame(fd, into: receiveBuffer)

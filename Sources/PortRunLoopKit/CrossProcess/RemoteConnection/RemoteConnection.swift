@@ -37,7 +37,7 @@ import Logging
 /// `name`, `options`, `parameters` and `logger` are immutable; the buffers `receiveBuffer`,
 /// `receiveControl` and `sendBuffer` are immutable pointers whose memory is used with the mutex
 /// held only. The guarded `var`s on a request's path are `@exclusivity(unchecked)`: the mutex
-/// already makes every access exclusive, and the run-time checks were ~700 instructions of a
+/// already makes every access exclusive, and the run-time checks would be ~700 instructions of a
 /// request/reply exchange.
 final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     let name: String

@@ -35,11 +35,11 @@ import Synchronization
 ///   deadline's withdrawal unless a subclass says otherwise) and waits for what has.
 ///
 /// Completion word: bit 0 = complete, bit 1 = the waiter may be asleep in the parking lot, bit 2 =
-/// a task is suspended on it. Both sides change it with one atomic read-modify-write, so either the
-/// completer sees bit 1 (or 2) and wakes the lot (or resumes the task), or the waiter sees bit 0
-/// before it sleeps (or resumes itself): no wake-up is lost, and a task is resumed exactly once. Whatever the completer
-/// wrote before ``complete()`` is visible to the waiter once ``isComplete`` is true (release, then
-/// acquire).
+/// a task is suspended on it. Both sides change it with one atomic read-modify-write, so either
+/// the completer sees bit 1 (or 2) and wakes the lot (or resumes the task), or the waiter sees
+/// bit 0 before it sleeps (or resumes itself): no wake-up is lost, and a task is resumed exactly
+/// once. Whatever the completer wrote before ``complete()`` is visible to the waiter once
+/// ``isComplete`` is true (release, then acquire).
 ///
 /// Thread-safety: `@unchecked Sendable` (for its subclasses, which document their own state); its
 /// own fields are atomic or immutable. Complete it from any thread; wait on it from one.
@@ -91,8 +91,10 @@ package class BlockingCall: @unchecked Sendable {
         }
     }
 
-    /// The deadline passed before completion: withdraw what has not started, and ``complete()`` if
-    /// nothing is left to wait for. Called once, on the waiting thread.
+    /// The deadline passed before completion (or the waiting task was cancelled, ``cancelled()``):
+    /// withdraw what has not started, and ``complete()`` if nothing is left to wait for. Called on
+    /// the waiting thread at the deadline, or on the cancelling thread; it may meet a completion
+    /// under way, so what it does must be idempotent with it.
     package func deadlinePassed() {}
 
     /// The task in ``waitAsync()`` was cancelled before completion: by default what the deadline
@@ -102,7 +104,7 @@ package class BlockingCall: @unchecked Sendable {
     /// The one wait's async form: returns once the call is complete, suspending the task (not
     /// blocking its thread) meanwhile. A cancellation of the task calls ``cancelled()``, and the
     /// wait goes on until that, or whoever had started, completes the call. Call it once, instead
-    /// of ``waitUntilComplete(deadline:on:isSend:)``.
+    /// of ``waitUntilComplete(deadline:on:isSend:servingLoop:)``.
     package final func waitAsync() async {
         if isComplete { return }
         await withTaskCancellationHandler {
@@ -125,10 +127,10 @@ package class BlockingCall: @unchecked Sendable {
     /// are the loops the call waits on, for ``BlockingWaits`` (none for a request to another
     /// process): evaluated only when the waiter has a loop (a waiter without one cannot be in a
     /// cycle), so a call from a plain thread makes no array.
-    @discardableResult
     ///
     /// `servingLoop: false` keeps a waiter whose loop would serve from running it (a request whose
     /// loop could not watch the connection reads the socket itself instead).
+    @discardableResult
     package final func waitUntilComplete(deadline initialDeadline: Double, on targets: @autoclosure () -> [PortRunLoop] = [],
                                          isSend: Bool = false, servingLoop: Bool = true) -> Bool {
         // A loop thread serves calls while it waits, but delivers no port messages: a send blocked

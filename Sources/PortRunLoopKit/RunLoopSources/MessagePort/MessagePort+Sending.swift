@@ -55,8 +55,8 @@ extension MessagePort {
     /// The first message of a batch goes this way too, to ``tellLoopAndUnlock()``: after an idle
     /// spell that send is the latency of the loop's wake-up, and every function on its way is code
     /// to fetch on a cold CPU; giving up here would unlock, go through the full path's two
-    /// functions and lock again (Docs/Benchmarks.md, design notes: with the other steps taken then,
-    /// the producer's part of a first send after 10 ms idle went from 6.0–7.2 to 4.3–5.3 µs).
+    /// functions and lock again, each a fetch from cold caches on that path (Docs/Benchmarks.md,
+    /// "The hand-off paths"; `FirstSendAfterIdle.Interleaved`, `Ours.MessagePort.send`).
     @inline(__always)
     private func sendSignalAtOnce(msgid: UInt32, before date: Date) -> Bool {
         // A NaN date, a remote port and a taken lock go the full way (which traps on the NaN).
