@@ -138,32 +138,32 @@ package class BlockingCall: @unchecked Sendable {
         // no loop (a request answered by another process) adds no edge to that graph, and is not
         // registered: as the thread's innermost wait it would hide the call it may be nested in,
         // which still blocks the thread on its callee.
-        var blockingWait: BlockingWait?
-        if let loop = waiterLoop {
-            let targets = targets()
-            if !targets.isEmpty {
-                // A broken send is woken through the parking lot: it sleeps there (a send does not
-                // serve its loop), and `sleep(until:)` looks at the flag with the slot locked.
-                let key = SendableKey(key)
-                blockingWait = isSend
-                    ? BlockingWaits.shared.enter(loop, on: targets, isSend: true) { ParkingLot.wakeAll(key: key.pointer) }
-                    : BlockingWaits.shared.enter(loop, on: targets, isSend: false)
-                if isSend && blockingWait == nil { return false }
-            }
+        // One `let`, and no closure over it: a captured `var` (or a closure kept in a local) is a
+        // heap allocation per call, on the path of every `performAndWait`.
+        let blockingWait: BlockingWait?
+        if let loop = waiterLoop, case let loops = targets(), !loops.isEmpty {
+            // A broken send is woken through the parking lot: it sleeps there (a send does not
+            // serve its loop), and `sleep(until:unless:)` looks at the flag with the slot locked.
+            let key = SendableKey(key)
+            blockingWait = isSend
+                ? BlockingWaits.shared.enter(loop, on: loops, isSend: true) { ParkingLot.wakeAll(key: key.pointer) }
+                : BlockingWaits.shared.enter(loop, on: loops, isSend: false)
+            if isSend && blockingWait == nil { return false }
+        } else {
+            blockingWait = nil
         }
         defer { if let blockingWait { BlockingWaits.shared.leave(blockingWait) } }
-        let isBroken = { blockingWait?.isBroken ?? false }
         var deadline = initialDeadline
         while !isComplete {
-            if isBroken() { return false }
+            if blockingWait?.isBroken == true { return false }
             if servingLoop, let mode = servingMode, let loop = waiterLoop, !loop.ownerShutDown {
                 _ = loop.runSpecific(mode: mode, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isComplete })
             } else {
-                sleep(until: deadline, unless: isBroken)
+                sleep(until: deadline, unless: blockingWait)
             }
             if isComplete { return true }
-            if isBroken() { return false }
+            if blockingWait?.isBroken == true { return false }
             if System.monotonicSeconds() >= deadline {
                 deadlinePassed()
                 deadline = .infinity
@@ -173,13 +173,15 @@ package class BlockingCall: @unchecked Sendable {
     }
 
     /// Spins while that pays (``lookWhileSpinning()`` between yields), then sleeps
-    /// (``sleepWithoutServing(from:until:unless:)``) until complete, `broken()` or `deadline`; a
-    /// thread without a loop tells its spin how soon the call was answered.
-    private func sleep(until deadline: Double, unless broken: () -> Bool) {
+    /// (``sleepWithoutServing(from:until:unless:)``) until complete, `graphWait` broken or
+    /// `deadline`; a thread without a loop tells its spin how soon the call was answered.
+    private func sleep(until deadline: Double, unless graphWait: BlockingWait?) {
         let spin = WaitSpin.current
         let start = System.monotonicSeconds()
-        if spin.spin(from: start, until: deadline, for: { self.lookWhileSpinning() || broken() }) { return }
-        let answeredAfter = sleepWithoutServing(from: System.monotonicSeconds(), until: deadline, unless: broken)
+        if spin.spin(from: start, until: deadline, for: { self.lookWhileSpinning() || graphWait?.isBroken == true }) { return }
+        let answeredAfter = sleepWithoutServing(from: System.monotonicSeconds(), until: deadline) {
+            graphWait?.isBroken == true
+        }
         if waiterLoop == nil { spin.record(answeredAfter: answeredAfter) }
     }
 
