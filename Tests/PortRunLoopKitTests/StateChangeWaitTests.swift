@@ -10,17 +10,15 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct StateChangeWaitTests {
     /// A value and the waits for its change, behind one lock: the pattern the library's waits use.
     final class Watched: Sendable {
-        private let state: TracedMutex<(value: Int, waits: [StateChangeWait])>
+        private let state: TracedMutex<(value: Int, waits: StateChangeWaits)>
 
-        init(_ value: Int) { state = TracedMutex((value, [])) }
+        init(_ value: Int) { state = TracedMutex((value, StateChangeWaits())) }
 
         func change(_ body: (inout Int) -> Void) {
-            let waits = state.withLock { state -> [StateChangeWait] in
+            state.withLock { state in
                 body(&state.value)
-                defer { state.waits.removeAll() }
-                return state.waits
+                state.waits.completeAll()
             }
-            for wait in waits { wait.complete() }
         }
 
         /// Waits until `ready` holds for the value or the monotonic `deadline` passes.
@@ -29,14 +27,14 @@ import Testing
                 let wait = StateChangeWait(waiter: PortRunLoop.existingForCurrentThread())
                 let holds = state.withLock { state -> Bool in
                     if ready(state.value) { return true }
-                    state.waits.append(wait)
+                    state.waits.add(wait)
                     return false
                 }
                 if holds { return true }
                 wait.waitUntilComplete(deadline: deadline)
                 if System.monotonicSeconds() >= deadline {
                     return state.withLock { state in
-                        state.waits.removeAll { $0 === wait }
+                        state.waits.remove(wait)
                         return ready(state.value)
                     }
                 }

@@ -90,10 +90,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
     }
 
     private func withMadePortLocked<R>(_ body: () -> R) -> R {
-        let key = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        madePortLock.lock(key: key)
-        defer { madePortLock.unlock(key: key) }
-        return body()
+        madePortLock.withLock(key: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), body)
     }
 
     /// Sends a reply: through the port made for this route while one exists (so it counts the

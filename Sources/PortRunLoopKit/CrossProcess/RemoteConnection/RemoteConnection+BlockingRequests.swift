@@ -98,14 +98,20 @@ extension RemoteConnection {
         guard ended == nil, fd >= 0 else { return true } // the caller looks at `ended`
         if isReading {
             // Another thread polls the socket; it completes the waits listed when it has read.
-            // Tasks this thread completed are resumed first, and the caller looks again. The wait
-            // serves no loop: a send waiting for a credit delivers nothing of its own meanwhile.
+            // Tasks this thread completed are resumed first, and the caller looks again.
+            guard resumeAfterUnlocking.isEmpty else {
+                unlockResumingTasks()
+                mutex.lock()
+                return true
+            }
+            // The wait serves no loop: a send waiting for a credit delivers nothing of its own
+            // meanwhile.
             let wait = StateChangeWait(waiter: nil)
-            if resumeAfterUnlocking.isEmpty { readWaits.append(wait) } else { wait.complete() }
-            unlockResumingTasks()
+            readWaits.add(wait)
+            mutex.unlock()
             wait.waitUntilComplete(deadline: deadline)
             mutex.lock()
-            if !readWaits.isEmpty { readWaits.removeAll { $0 === wait } } // after its deadline
+            readWaits.remove(wait) // still listed after its deadline
             return System.monotonicSeconds() < deadline
         }
         isReading = true
@@ -125,11 +131,6 @@ extension RemoteConnection {
     }
 
     /// With the lock held: the socket was read (or the connection ended); the threads waiting for
-    /// that look again. Lock order: the connection's lock, then the parking-lot slot (a waiter never
-    /// takes the connection's lock while it sleeps).
-    func readersMayLookAgain() {
-        guard !readWaits.isEmpty else { return }
-        for wait in readWaits { wait.complete() }
-        readWaits.removeAll(keepingCapacity: true)
-    }
+    /// that look again.
+    func readersMayLookAgain() { readWaits.completeAll() }
 }

@@ -60,7 +60,7 @@ final class RemoteConnection: RemoteEndpoint, @unchecked Sendable {
     @exclusivity(unchecked) var isReading = false
     /// Threads waiting for the thread that polls the socket to have read (a send waiting for a
     /// credit, a request for its reply): each looks again once the reading is done.
-    @exclusivity(unchecked) var readWaits: [StateChangeWait] = []
+    @exclusivity(unchecked) var readWaits = StateChangeWaits()
     /// Threads inside `poll` on `fd` (the reader, and senders waiting for room): the fd is closed
     /// only when none is, so no `poll` ever watches a closed (and possibly reused) fd number.
     @exclusivity(unchecked) var polling = 0

@@ -144,9 +144,8 @@ package class BlockingCall: @unchecked Sendable {
         if let loop = waiterLoop, case let loops = targets(), !loops.isEmpty {
             // A broken send is woken through the parking lot: it sleeps there (a send does not
             // serve its loop), and `sleep(until:unless:)` looks at the flag with the slot locked.
-            let key = SendableKey(key)
             blockingWait = isSend
-                ? BlockingWaits.shared.enter(loop, on: loops, isSend: true) { ParkingLot.wakeAll(key: key.pointer) }
+                ? BlockingWaits.shared.enter(loop, on: loops, isSend: true) { [self] in ParkingLot.wakeAll(key: key) }
                 : BlockingWaits.shared.enter(loop, on: loops, isSend: false)
             if isSend && blockingWait == nil { return false }
         } else {
@@ -199,13 +198,4 @@ package class BlockingCall: @unchecked Sendable {
         guard done, isComplete else { return .infinity }
         return Double(bitPattern: completedAt.load(ordering: .relaxed)) - sleepStart
     }
-}
-
-/// A parking-lot key carried into a `@Sendable` closure (a raw pointer is not `Sendable`; the key
-/// is only an address to wake, never dereferenced).
-///
-/// Thread-safety: `Sendable`; immutable.
-private struct SendableKey: @unchecked Sendable {
-    let pointer: UnsafeRawPointer
-    init(_ pointer: UnsafeRawPointer) { self.pointer = pointer }
 }

@@ -23,10 +23,7 @@ package final class PendingResult<Value: Sendable>: BlockingCall, @unchecked Sen
     }
 
     private func withValueLocked<R>(_ body: () -> R) -> R {
-        let key = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-        lock.lock(key: key)
-        defer { lock.unlock(key: key) }
-        return body()
+        lock.withLock(key: UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), body)
     }
 
     /// Sets the result (the first one set stays) and wakes the waiter.

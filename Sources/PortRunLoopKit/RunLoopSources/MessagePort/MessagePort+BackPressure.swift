@@ -17,15 +17,11 @@ extension MessagePort {
             // Room comes from the loop the port is in, once the loop it is leaving (if any) let go.
             let targets = [state.leaving, state.loop].compactMap { $0 }
             let wait = StateChangeWait(waiter: waiter, serving: nil)
-            if state.roomWaits == nil { state.roomWaits = [wait] } else { state.roomWaits!.append(wait) }
+            state.roomWaits.add(wait)
             unlock()
             let unbroken = wait.waitUntilComplete(deadline: deadline, on: targets, isSend: true)
             lock()
-            // Still listed after a deadline or a broken wait; gone once completed by a change.
-            if !wait.isComplete || !unbroken {
-                state.roomWaits?.removeAll { $0 === wait }
-                if state.roomWaits?.isEmpty == true { state.roomWaits = nil }
-            }
+            state.roomWaits.remove(wait) // still listed after its deadline or a broken wait
             if !unbroken || System.monotonicSeconds() >= deadline { break }
         }
         return state.isValid && state.queue.count < state.limit
@@ -33,9 +29,5 @@ extension MessagePort {
 
     /// With the lock held: tells senders waiting for room to look again. Lock order: the state's
     /// lock, then the parking-lot slot (a waiter never takes the state's lock while it sleeps).
-    func notifyRoomChanged() {
-        guard let waits = state.roomWaits else { return }
-        state.roomWaits = nil
-        for wait in waits { wait.complete() }
-    }
+    func notifyRoomChanged() { state.roomWaits.completeAll() }
 }

@@ -131,7 +131,7 @@ extension MessagePort {
             // Usually the owner buffer is empty and the whole queue is handed over by swapping
             // buffers (no per-message copy, retain or release; both keep their capacity).
             ownerBuffer.append(movingContentsOf: &state.queue)
-            if state.roomWaits != nil { notifyRoomChanged() }
+            if !state.roomWaits.isEmpty { notifyRoomChanged() }
         }
         state.readyOnLoop = false
         // The delegate only counts without a handler, and reading it (a weak reference) is a

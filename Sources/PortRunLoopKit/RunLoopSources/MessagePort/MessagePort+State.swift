@@ -69,10 +69,9 @@ extension MessagePort {
         // The second line: what the loop reads per batch and senders only when the queue is
         // full or a send fails, so a burst's sends do not lose the first line to these reads.
         /// Senders waiting for room (the queue was full), each in the one blocking wait: whoever
-        /// may have made room completes them all (``MessagePort/notifyRoomChanged()``). Nil, not
-        /// empty, when none waits: the loop's check per batch then reads only this line, not an
-        /// array's header elsewhere in memory.
-        var roomWaits: [StateChangeWait]?
+        /// may have made room completes them all (``MessagePort/notifyRoomChanged()``). Checked by
+        /// the loop per batch, on this line.
+        var roomWaits = StateChangeWaits()
         weak var delegate: (any MessagePortDelegate)?
         var handler: (@Sendable (MessagePort.Message) -> Void)?
         var rejected = 0

@@ -79,7 +79,7 @@ final class DeliveryGate: @unchecked Sendable {
 
     /// Completes (and unlists) the waiters that allow as many calls as are in flight now.
     private func completeSatisfiedWaiters() {
-        let satisfied = withThreadsLocked { _ -> [StateChangeWait] in
+        let satisfied = threadsLock.withLock(key: key) { () -> [StateChangeWait] in
             let inFlight = state.load(ordering: .sequentiallyConsistent) >> 1
             var satisfied: [StateChangeWait] = []
             waiters.removeAll { waiter in
@@ -118,9 +118,7 @@ final class DeliveryGate: @unchecked Sendable {
     }
 
     private func withThreadsLocked<R>(_ body: (inout [pthread_t]) -> R) -> R {
-        threadsLock.lock(key: key)
-        defer { threadsLock.unlock(key: key) }
-        return body(&threadsInside)
+        threadsLock.withLock(key: key) { body(&threadsInside) }
     }
 
     /// Closes the gate. Returns true if this call closed it (false if it was closed already).
@@ -135,7 +133,7 @@ final class DeliveryGate: @unchecked Sendable {
         let allowed = UInt(heldByCaller)
         if state.load(ordering: .acquiring) >> 1 <= allowed { return true }
         let wait = StateChangeWait(waiter: PortRunLoop.existingForCurrentThread())
-        withThreadsLocked { _ in
+        threadsLock.withLock(key: key) {
             waiters.append((wait, allowed))
             waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
         }
@@ -143,11 +141,10 @@ final class DeliveryGate: @unchecked Sendable {
         // before the listing is seen here, one after it sees the waiter.
         completeSatisfiedWaiters()
         wait.waitUntilComplete(deadline: deadlineMonotonic)
-        withThreadsLocked { _ in
+        threadsLock.withLock(key: key) {
             waiters.removeAll { $0.wait === wait }
             waiterCount.store(waiters.count, ordering: .sequentiallyConsistent)
         }
         return state.load(ordering: .acquiring) >> 1 <= allowed
     }
-
 }

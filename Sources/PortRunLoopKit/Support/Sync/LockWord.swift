@@ -51,6 +51,15 @@ struct LockWord: ~Copyable {
         if word.exchange(0, ordering: .releasing) == 2 { ParkingLot.wakeAll(key: key) }
     }
 
+    /// Runs `body` with the lock held: for an object that keeps a bare word beside the fields it
+    /// guards (its address as `key`), where a ``TracedMutex`` would cost an allocation.
+    @inline(__always)
+    func withLock<R>(key: UnsafeRawPointer, _ body: () throws -> R) rethrows -> R {
+        lock(key: key)
+        defer { unlock(key: key) }
+        return try body()
+    }
+
     @inline(never)
     private func lockContended(key: UnsafeRawPointer) {
         // Critical sections here are a few instructions: the holder is usually gone within a
