@@ -54,6 +54,7 @@ final class EventBase {
 final class LoopEvent {
     private let pointer: OpaquePointer
     private unowned let base: EventBase
+    private let fileDescriptor: Int32
     private(set) var isPending = false
     // Keeps the receiver alive for as long as libevent may call it.
     private let receiver: LibEventReceiver
@@ -62,6 +63,7 @@ final class LoopEvent {
     init(base: EventBase, fileDescriptor: Int32 = -1, flags: EventFlags, receiver: LibEventReceiver) throws(PortRunLoopError) {
         self.receiver = receiver
         self.base = base
+        self.fileDescriptor = fileDescriptor
         let context = Unmanaged.passUnretained(receiver).toOpaque()
         guard let event = event_new(base.pointer, fileDescriptor, flags.rawValue,
                                     portRunLoopEventCallbackPointer, context) else {
@@ -103,6 +105,15 @@ final class LoopEvent {
         event_del(pointer)
         base.deletes.increment()
         isPending = false
+    }
+
+    /// `event_assign` with new `flags` on the same fd, callback and receiver: changes what a
+    /// removed (not pending) event watches for without freeing and allocating it. Re-add it after.
+    func reassign(flags: EventFlags) {
+        precondition(!isPending, "PortRunLoop: an event's flags changed while it was pending")
+        let context = Unmanaged.passUnretained(receiver).toOpaque()
+        let result = event_assign(pointer, base.pointer, fileDescriptor, flags.rawValue, portRunLoopEventCallbackPointer, context)
+        precondition(result == 0, "PortRunLoop: event_assign refused an event's new flags")
     }
 
     /// Called from the callback of a non-persistent event: libevent made it non-pending.

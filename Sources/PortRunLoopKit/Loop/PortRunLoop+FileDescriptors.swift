@@ -31,16 +31,38 @@ final class FileDescriptorRegistration: LibEventReceiver {
     @exclusivity(unchecked) var isQueued = false
     /// In the loop's suspended list (disarmed after firing in another mode).
     @exclusivity(unchecked) var isSuspended = false
+    /// What the event watches for now: the source's events, unless its owner changed them
+    /// (``changeInterest(_:)``, the library's stream connections). Empty: registered, not armed.
+    @exclusivity(unchecked) private(set) var interest: FileDescriptorSource.Events
 
     init(source: FileDescriptorSource, group: SourceGroup, loop: PortRunLoop) throws(PortRunLoopError) {
         self.source = source
         self.group = group
         self.loop = Unmanaged.passUnretained(loop)
+        self.interest = source.events
         super.init()
+        self.event = try LoopEvent(base: loop.base, fileDescriptor: source.fileDescriptor, flags: Self.flags(for: interest), receiver: self)
+    }
+
+    private static func flags(for events: FileDescriptorSource.Events) -> EventFlags {
         var flags: EventFlags = [.persist]
-        if source.events.contains(.read) { flags.insert(.read) }
-        if source.events.contains(.write) { flags.insert(.write) }
-        self.event = try LoopEvent(base: loop.base, fileDescriptor: source.fileDescriptor, flags: flags, receiver: self)
+        if events.contains(.read) { flags.insert(.read) }
+        if events.contains(.write) { flags.insert(.write) }
+        return flags
+    }
+
+    /// Watches for `events` from now on, on the same registration: `event_del`, `event_assign`
+    /// with the new flags, and `event_add` unless the registration is suspended (a run of its
+    /// modes re-arms it) or `events` is empty (it stays registered, a source of its modes, and
+    /// unarmed). Readiness already reported is still handled. A refused re-add fails the source.
+    func changeInterest(_ events: FileDescriptorSource.Events) throws(PortRunLoopError) {
+        guard events != interest, let event else { return }
+        interest = events
+        let wasArmed = event.isPending
+        event.remove()
+        guard !events.isEmpty else { return }
+        event.reassign(flags: Self.flags(for: events))
+        if wasArmed || !isSuspended { try event.add() }
     }
 
     var isRegistered: Bool { event != nil }
@@ -62,7 +84,7 @@ final class FileDescriptorRegistration: LibEventReceiver {
 
     /// `event_add`; on failure (the kernel refused the fd) the caller ends the registration.
     func arm() throws(PortRunLoopError) {
-        guard let event, !event.isPending else { return }
+        guard let event, !event.isPending, !interest.isEmpty else { return }
         try event.add()
     }
 
@@ -135,20 +157,23 @@ extension PortRunLoop {
     /// ``watch(fileDescriptor:for:inModes:handler:)`` with the read a spin may make instead of
     /// asking libevent (``FileDescriptorSource/spinRead``), the owner's failure handler and what
     /// the owner does as the loop shuts down (``FileDescriptorSource/shutDownHandler``), all nil
-    /// for a user's source.
+    /// for a user's source. `knownPollable`: a socket the library made, which needs no probe.
     ///
     /// Thread-safety: any thread.
     func watch(fileDescriptor fd: Int32, for events: FileDescriptorSource.Events, inModes modes: [RunLoop.Mode] = [.common],
-               spinRead: (@Sendable () -> Bool)?, onFailure: (@Sendable (PortRunLoopError) -> Void)? = nil,
+               spinRead: (@Sendable () -> Bool)?, knownPollable: Bool = false, onFailure: (@Sendable (PortRunLoopError) -> Void)? = nil,
                onShutDown: (@Sendable () -> Void)? = nil,
                handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
         precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
         precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
-        do throws(PortRunLoopError) {
-            try System.checkPollable(fd)
-        } catch {
-            logRefusedRegistration(of: fd, error: error)
-            throw error
+        // A socket the library made itself is pollable: no probe (two `epoll_ctl`s per connection).
+        if !knownPollable {
+            do throws(PortRunLoopError) {
+                try System.checkPollable(fd)
+            } catch {
+                logRefusedRegistration(of: fd, error: error)
+                throw error
+            }
         }
         guard !isShutDown else { throw .loopShutDown }
         let source = FileDescriptorSource(fileDescriptor: fd, events: events, loop: self, spinRead: spinRead,
@@ -204,6 +229,19 @@ extension PortRunLoop {
         fdSources[ObjectIdentifier(source)] = registration
         fileDescriptorRegistrations[source.fileDescriptor, default: []].append(registration)
         registration.group.fileDescriptors += 1
+    }
+
+    /// Makes registered `source` watch for `events` from now on (``FileDescriptorRegistration/changeInterest(_:)``):
+    /// a stream connection watches for room to write only while it has bytes queued. A re-arm the
+    /// kernel refuses fails the source (its owner is told). Loop thread only.
+    func setInterest(of source: FileDescriptorSource, to events: FileDescriptorSource.Events) {
+        guard let registration = fdSources[ObjectIdentifier(source)] else { return }
+        do throws(PortRunLoopError) {
+            try registration.changeInterest(events)
+        } catch {
+            logRefusedRegistration(of: source.fileDescriptor, error: error)
+            source.fail(error)
+        }
     }
 
     func unregisterFileDescriptorSource(_ source: FileDescriptorSource) {

@@ -168,6 +168,8 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var isReportingTurn = false
     /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     @exclusivity(unchecked) var beforeWaitingObservers: [BeforeWaitingObserver] = []
+    /// Where this loop's stream connections read (``StreamReadBuffer``), made at the first read.
+    @exclusivity(unchecked) var streamReadBuffer = StreamReadBuffer()
 
     // MARK: Guarded by `BlockingWaits.shared`'s lock (any thread).
 
