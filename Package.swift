@@ -82,6 +82,12 @@ let package = Package(
             dependencies: ["PortRunLoopKit"],
             path: "Tests/Probes/CrossProcessProbe"
         ),
+        // A stream server that runs itself out of descriptors (StreamListenerExhaustionTests runs it).
+        .executableTarget(
+            name: "StreamServerProbe",
+            dependencies: ["PortRunLoopKit"],
+            path: "Tests/Probes/StreamServerProbe"
+        ),
         // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
         .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
         // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child

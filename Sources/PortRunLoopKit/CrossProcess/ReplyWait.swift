@@ -25,7 +25,7 @@ final class ReplyWait: BlockingCall, @unchecked Sendable {
 
     init(waiter: PortRunLoop?, connection: RemoteConnection?) {
         self.connection = connection
-        super.init(waiter: waiter)
+        super.init(waiter: waiter, waitsByItself: true)
     }
 
     /// What a reply carries.

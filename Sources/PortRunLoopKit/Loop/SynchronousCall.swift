@@ -19,7 +19,9 @@ final class SynchronousCall: BlockingCall, QueuedCall, @unchecked Sendable {
     private var body: (() -> Void)?
     private var error: PortRunLoopError?
 
-    init(body: @escaping () -> Void, waiter: PortRunLoop?) {
+    /// `body` is taken, not copied: the call owns it from here (no retain of the caller's closure).
+    @inline(__always)
+    init(body: consuming @escaping () -> Void, waiter: PortRunLoop?) {
         self.body = body
         super.init(waiter: waiter)
     }

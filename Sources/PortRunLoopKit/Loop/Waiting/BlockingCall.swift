@@ -48,9 +48,14 @@ package class BlockingCall: @unchecked Sendable {
     /// The caller's loop, if its thread has one: registered in ``BlockingWaits`` while it waits,
     /// and, when `servingMode` is set, served and woken through.
     let waiterLoop: PortRunLoop?
-    /// The private mode the waiter's loop runs while it waits; nil: the loop is not run (the
-    /// thread sleeps in the ``ParkingLot``).
-    private let servingMode: RunLoop.Mode?
+    /// The private mode the waiter's loop runs while it waits, or none (the thread sleeps in the
+    /// ``ParkingLot``). The usual mode is a case of its own, not a string: a call then has no
+    /// string to release when it is freed.
+    private let serving: Serving
+    /// The waiter brings the completion about itself while it spins and sleeps
+    /// (``lookWhileSpinning()``, ``sleepWithoutServing(from:until:unless:)`` overridden): only
+    /// then are those called; every other wait tests ``isComplete`` and parks directly.
+    private let waitsByItself: Bool
     /// When the call completed (monotonic seconds, as the bits of a `Double`), for a waiter without
     /// a loop (``WaitSpin``). Atomic: two settlers of a post may both find it complete.
     private let completedAt = Atomic<UInt64>(0)
@@ -58,11 +63,37 @@ package class BlockingCall: @unchecked Sendable {
     /// completer that saw bit 2 (release, then acquire), so never by both.
     @exclusivity(unchecked) private var suspended: UnsafeContinuation<Void, Never>?
 
+    private enum Serving {
+        case none
+        case synchronousWait
+        case mode(RunLoop.Mode)
+
+        var mode: RunLoop.Mode? {
+            switch self {
+            case .none: nil
+            case .synchronousWait: .synchronousWait
+            case .mode(let mode): mode
+            }
+        }
+    }
+
     /// A completion waited for by the calling thread's loop, if it has one (`waiter`), which runs
-    /// `serving` meanwhile (nil: it sleeps instead).
-    init(waiter: PortRunLoop?, serving: RunLoop.Mode? = .synchronousWait) {
+    /// `serving` meanwhile (nil: it sleeps instead). `waitsByItself`: the subclass overrides
+    /// ``lookWhileSpinning()`` and ``sleepWithoutServing(from:until:unless:)``.
+    @inline(__always)
+    init(waiter: PortRunLoop?, serving: RunLoop.Mode? = .synchronousWait, waitsByItself: Bool = false) {
         self.waiterLoop = waiter
-        self.servingMode = waiter == nil ? nil : serving
+        self.serving = switch serving {
+        case _ where waiter == nil: .none
+        case nil: .none
+        case .synchronousWait?: .synchronousWait
+        case let mode?: .mode(mode)
+        }
+        self.waitsByItself = waitsByItself
+    }
+
+    private var servesLoop: Bool {
+        if case .none = serving { false } else { true }
     }
 
     private var key: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -77,7 +108,7 @@ package class BlockingCall: @unchecked Sendable {
     /// every handler and every spin that found something, before it would sleep again. Waking it
     /// would take its inbox lock and make its next turn take it again, for nothing.
     package final func complete() {
-        if servingMode == nil { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
+        if !servesLoop { completedAt.store(System.monotonicSeconds().bitPattern, ordering: .relaxed) }
         let before = word.bitwiseOr(1, ordering: .acquiringAndReleasing).oldValue
         guard before & 1 == 0 else { return }
         if before & 4 != 0 {
@@ -86,7 +117,7 @@ package class BlockingCall: @unchecked Sendable {
             task?.resume()
         } else if before & 2 != 0 {
             ParkingLot.wakeAll(key: key)
-        } else if servingMode != nil, let loop = waiterLoop, !loop.isCurrentThread {
+        } else if servesLoop, let loop = waiterLoop, !loop.isCurrentThread {
             loop.wakeUp()
         }
     }
@@ -155,7 +186,7 @@ package class BlockingCall: @unchecked Sendable {
         var deadline = initialDeadline
         while !isComplete {
             if blockingWait?.isBroken == true { return false }
-            if servingLoop, let mode = servingMode, let loop = waiterLoop, !loop.ownerShutDown {
+            if servingLoop, let mode = serving.mode, let loop = waiterLoop, !loop.ownerShutDown {
                 _ = loop.runSpecific(mode: mode, deadline: deadline,
                                      returnAfterSourceHandled: false, until: { self.isComplete })
             } else {
@@ -177,10 +208,14 @@ package class BlockingCall: @unchecked Sendable {
     private func sleep(until deadline: Double, unless graphWait: BlockingWait?) {
         let spin = WaitSpin.current
         let start = System.monotonicSeconds()
-        if spin.spin(from: start, until: deadline, for: { self.lookWhileSpinning() || graphWait?.isBroken == true }) { return }
-        let answeredAfter = sleepWithoutServing(from: System.monotonicSeconds(), until: deadline) {
-            graphWait?.isBroken == true
-        }
+        let ownLook = waitsByItself
+        if spin.spin(from: start, until: deadline, for: {
+            (ownLook ? self.lookWhileSpinning() : self.isComplete) || graphWait?.isBroken == true
+        }) { return }
+        let sleepStart = System.monotonicSeconds()
+        let answeredAfter = ownLook
+            ? sleepWithoutServing(from: sleepStart, until: deadline) { graphWait?.isBroken == true }
+            : park(from: sleepStart, until: deadline) { graphWait?.isBroken == true }
         if waiterLoop == nil { spin.record(answeredAfter: answeredAfter) }
     }
 
@@ -193,6 +228,11 @@ package class BlockingCall: @unchecked Sendable {
     /// `sleepStart` the call was answered, not counting this thread's own wake-up (`.infinity`: it
     /// was not).
     func sleepWithoutServing(from sleepStart: Double, until deadline: Double, unless broken: () -> Bool) -> Double {
+        park(from: sleepStart, until: deadline, unless: broken)
+    }
+
+    /// ``sleepWithoutServing(from:until:unless:)``'s default: parks in the lot.
+    private final func park(from sleepStart: Double, until deadline: Double, unless broken: () -> Bool) -> Double {
         word.bitwiseOr(2, ordering: .acquiringAndReleasing)
         let done = ParkingLot.park(key: key, deadline: deadline) { self.isComplete || broken() }
         guard done, isComplete else { return .infinity }
