@@ -29,7 +29,7 @@ extension StreamConnection {
     /// close), it must not re-enter the caller's code.
     func reportLater(_ event: StreamConnectionEvent) {
         let box = LoopConfined(self)
-        _ = loop.enqueue(QueuedWork(modes: .all, kind: .block { box.value.report(event) }))
+        _ = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.report(event) }))
     }
 
     /// Ends the connection: stops watching, frees the transport, closes the descriptor, drops what
@@ -64,7 +64,7 @@ extension StreamConnection {
             deliverClosed(error)
         } else {
             let box = LoopConfined(self)
-            let queued = loop.enqueue(QueuedWork(modes: .all, kind: .block { box.value.deliverClosed(error) }))
+            let queued = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.deliverClosed(error) }))
             if !queued { deliverClosed(error) } // the loop is shutting down: told now, on its thread
         }
     }

@@ -9,7 +9,10 @@ extension StreamConnection {
         case .closed: return
         case .starting: advanceStart()
         case .open:
-            if !outbound.isEmpty || (outputShutdownRequested && !outputShutDown) { flush() }
+            // Flushed when the socket has room, or when the transport waits to read before it
+            // can write (TLS); a readable-only turn with bytes queued makes no failing send.
+            if !outbound.isEmpty || (outputShutdownRequested && !outputShutDown),
+               ready.contains(.write) || !writeWaitsFor.contains(.write) { flush() }
             if phase == .open, !isReadingPaused, !inputEnded, !closesAfterFlush { readAvailable() }
             updateInterest()
         }

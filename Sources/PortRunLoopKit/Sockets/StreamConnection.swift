@@ -64,6 +64,8 @@ public final class StreamConnection {
     var source: FileDescriptorSource?
     let transport: (any StreamTransport)?
     let modes: [RunLoop.Mode]
+    /// ``modes`` as the loop's queue takes them: events reported later run in these modes only.
+    let modeSet: ModeSet
     var outbound = OutboundBytes()
     /// Readiness interest as last given to the fd source.
     var interest: FileDescriptorSource.Events = []
@@ -95,12 +97,14 @@ public final class StreamConnection {
         self.fileDescriptor = fileDescriptor
         self.options = options
         self.modes = modes
+        self.modeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
         self.transport = transport
         self.phase = transport == nil ? .open : .starting
         options.apply(to: fileDescriptor)
         let box = LoopConfined(self)
         do throws(PortRunLoopError) {
-            source = try loop.watch(fileDescriptor: fileDescriptor, for: [.read, .write], inModes: modes, spinRead: nil,
+            // Input first: room to write is watched for only once a write had to queue.
+            source = try loop.watch(fileDescriptor: fileDescriptor, for: .read, inModes: modes, spinRead: nil,
                                     knownPollable: true,
                                     onFailure: { error in box.value.registrationFailed(error) },
                                     onShutDown: { box.value.finishClose(.loopShutDown, reportNow: true) },
@@ -108,7 +112,7 @@ public final class StreamConnection {
         } catch {
             throw error == .loopShutDown ? .loopShutDown : .system(call: "epoll_ctl", errno: EBADF)
         }
-        updateInterest()
+        interest = .read
     }
 
     /// The connection's own address (`getsockname`), nil once closed.
