@@ -331,6 +331,7 @@ def server_targets(run, label, row):
         row("echo server ≥ 1.0× NIO's requests/s", label, f"{x:.2f}×", x >= 1.0)
         p_ours, p_nio = percentile(ours.raw("p99Ns"), 50), percentile(nio.raw("p99Ns"), 50)
         row("echo server p99 ≤ NIO's", label, f"{p_ours / 1e3:,.0f} vs {p_nio / 1e3:,.0f} µs", p_ours <= p_nio)
+    stream_echo_targets(run, label, row)
     entry = run.get("RunEntry.Ours.Idle10k")
     if entry and entry.raw("eventRegistrations"):
         x = max(entry.raw("eventRegistrations")) / max(1, entry.ops_p50())
@@ -471,18 +472,80 @@ def first_send_interleaved_table(run, label):
     return lines
 
 
+# The echo server's rows: (configuration, benchmark name suffixes in display order).
+ECHO_ROWS = [
+    ("1 loop, 1000 connections", ["NIO", "Ours", "Streams"]),
+    ("1 loop, 100 connections", ["Conn100.NIO", "Conn100.Ours", "Conn100.Streams"]),
+    ("1 loop, 100 connections + 10k idle", ["Idle10k.Streams"]),
+    ("2 loops, 1000 connections", ["TwoLoops.NIO", "TwoLoops.Streams"]),
+]
+
+
+def echo_rps(r):
+    return percentile(r.raw("requestsPerSecond"), 50) if r and r.raw("requestsPerSecond") else None
+
+
+def echo_p99(r):
+    return percentile(r.raw("p99Ns"), 50) if r and r.raw("p99Ns") else None
+
+
+def echo_cpu(r):
+    """The server threads' CPU time per request, ns (p50 over samples / p50 requests per sample)."""
+    return r.capped_per_op("serverCPUNs") if r else None
+
+
 def echo_table(run, label):
-    lines = [f"#### Echo server ({label}): one loop thread, 1000 connections, 64-byte requests", "",
-             "| peer | requests/s p50 | p99 latency µs (p50 of samples) | mallocs/request | ctx switches/request |",
-             "|:--|--:|--:|--:|--:|"]
-    for peer in ("NIO", "Ours"):
-        r = run.get(f"EchoServer.{peer}")
-        if not r:
-            continue
-        rps, p99 = r.raw("requestsPerSecond"), r.raw("p99Ns")
-        lines.append(f"| {peer} | {fmt(percentile(rps, 50)) if rps else '–'} | {fmt(percentile(p99, 50) / 1e3) if p99 else '–'} | "
-                     f"{fmt_count(r.capped_per_op('Malloc (total)'))} | {fmt(r.capped_per_op('contextSwitches'), 2)} |")
+    lines = [f"#### Echo server ({label}): 64-byte requests from 2 C client threads; `Ours` on fd sources, "
+             "`Streams` on StreamListener/StreamConnection", "",
+             "| configuration | peer | requests/s p50 | p99 latency µs (p50 of samples) | server CPU µs/request | "
+             "mallocs/request | ctx switches/request |",
+             "|:--|:--|--:|--:|--:|--:|--:|"]
+    for configuration, names in ECHO_ROWS:
+        for name in names:
+            r = run.get(f"EchoServer.{name}")
+            if not r:
+                continue
+            rps, p99, cpu = echo_rps(r), echo_p99(r), echo_cpu(r)
+            lines.append(f"| {configuration} | {name.rsplit('.', 1)[-1]} | {fmt(rps) if rps else '–'} | "
+                         f"{fmt(p99 / 1e3) if p99 else '–'} | {fmt(cpu / 1e3, 2) if cpu else '–'} | "
+                         f"{fmt_count(r.capped_per_op('Malloc (total)'))} | {fmt(r.capped_per_op('contextSwitches'), 2)} |")
+    for shape in ("Direct", "Queued"):
+        r = run.get(f"StreamEcho.Ours.{shape}")
+        if r:
+            lines.append(f"| one connection, blocking client ({shape.lower()} echo) | StreamEcho.Ours | – | – | – | "
+                         f"{fmt_count(r.per_op('Malloc (total)'))} | {fmt(r.per_op('contextSwitches'), 2)} |")
     return lines if len(lines) > 4 else []
+
+
+def stream_echo_targets(run, label, row):
+    """The stream-socket echo targets: StreamListener/StreamConnection against NIO and against the
+    same server on hand-written fd sources, one run."""
+    get = lambda name: run.get(f"EchoServer.{name}")
+    for prefix, what in (("", "1000 connections"), ("Conn100.", "100 connections")):
+        streams, nio, raw = get(f"{prefix}Streams"), get(f"{prefix}NIO"), get(f"{prefix}Ours")
+        if streams and nio and echo_rps(streams) and echo_rps(nio):
+            x = echo_rps(streams) / echo_rps(nio)
+            row(f"stream echo server ≥ 1.0× NIO's requests/s ({what})", label, f"{x:.2f}×", x >= 1.0)
+        if streams and nio and echo_p99(streams) and echo_p99(nio):
+            p_s, p_n = echo_p99(streams), echo_p99(nio)
+            row(f"stream echo server p99 ≤ NIO's ({what})", label, f"{p_s / 1e3:,.0f} vs {p_n / 1e3:,.0f} µs", p_s <= p_n)
+        if streams and raw and echo_cpu(streams) and echo_cpu(raw):
+            x = echo_cpu(streams) / echo_cpu(raw)
+            row(f"stream echo server CPU per request ≤ 1.1× the raw fd-source server ({what})", label, f"{x:.2f}×", x <= 1.1)
+    streams, nio = get("TwoLoops.Streams"), get("TwoLoops.NIO")
+    if streams and nio and echo_rps(streams) and echo_rps(nio):
+        x = echo_rps(streams) / echo_rps(nio)
+        row("stream echo server on 2 loops ≥ 1.0× NIO's 2-thread group, requests/s", label, f"{x:.2f}×", x >= 1.0)
+    idle, none = get("Idle10k.Streams"), get("Conn100.Streams")
+    if idle and none and echo_cpu(idle) and echo_cpu(none):
+        x = echo_cpu(idle) / echo_cpu(none)
+        row("stream echo server CPU per request with 10k idle connections ≤ 1.2× none (100 active)", label, f"{x:.2f}×", x <= 1.2)
+    for shape in ("Direct", "Queued"):
+        r = run.get(f"StreamEcho.Ours.{shape}")
+        if r:
+            m = r.per_op("Malloc (total)")
+            row(f"0 mallocs per steady-state stream read + write ({shape.lower()} echo)", label, fmt_count(m),
+                m is not None and m < 0.001)
 
 
 CROSS_PROCESS_PEERS = ["Raw", "NIO", "DBus", "Ours", "OursAsync"]

@@ -15,7 +15,7 @@
 # Needs: swift, python3 (standard library only), taskset (util-linux); installs libevent-dev, dbus,
 # libdbus-1-dev, redis-server and libhiredis-dev if missing (the cross-process and bus-notification
 # scenarios start a private dbus-daemon, the latter a private redis-server too). One run takes
-# ~13 minutes on 2 vCPUs (the two runs ~26; ~3 of each are the server-shaped scenarios) after a
+# ~15 minutes on 2 vCPUs (the two runs ~31; ~5–6 of each are the server-shaped scenarios) after a
 # ~5 minute first build. Wall-clock numbers on a
 # shared VM are noisy: compare ratios within one run, not numbers across runs.
 set -euo pipefail

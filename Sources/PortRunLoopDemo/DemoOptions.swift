@@ -9,9 +9,10 @@ struct DemoOptions {
     var center = true
     var crossProcess = true
     var bus = true
+    var streams = true
 
     static let usage = """
-    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center] [--no-cross-process] [--no-bus]
+    usage: portrunloop-demo [--threads N] [--items N] [--queue-limit N] [--verbose] [--no-center] [--no-cross-process] [--no-bus] [--no-streams]
       --threads N       background threads that post (default 4)
       --items N         notifications each thread posts (default 2500)
       --queue-limit N   the port's queue limit; small values make doorbells drop (default 1)
@@ -19,6 +20,7 @@ struct DemoOptions {
       --no-center       skip the second scenario (the notification center)
       --no-cross-process  skip the third scenario (the poster in a second process of this program)
       --no-bus          skip the fourth scenario (distributed notifications over D-Bus between two processes)
+      --no-streams      skip the fifth scenario (a TCP echo server and client on stream sockets)
     """
 
     /// Parses `arguments` (without the program name); exits with the usage on bad input.
@@ -40,6 +42,7 @@ struct DemoOptions {
             case "--no-center": options.center = false
             case "--no-cross-process": options.crossProcess = false
             case "--no-bus": options.bus = false
+            case "--no-streams": options.streams = false
             case "--help", "-h": print(usage); exit(0)
             default: fail("unknown option \(flag)")
             }

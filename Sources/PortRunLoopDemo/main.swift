@@ -24,6 +24,10 @@ do {
         print("")
         ok = runBusScenario(posterThreads: 2, itemsPerThread: 1_000, pacedRoundTrips: 200) && ok
     }
+    if options.streams {
+        print("")
+        ok = try runStreamScenario() && ok
+    }
 } catch {
     FileHandle.standardError.write(Data("portrunloop-demo: \(error)\n".utf8))
     exit(1)

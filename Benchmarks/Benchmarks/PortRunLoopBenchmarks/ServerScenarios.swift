@@ -66,7 +66,22 @@ func registerServerScenarios() {
         Scenarios.sparseCPUInterleaved(gap: gap, peers: sparsePeers)
     }
 
-    // EchoServer.<peer>: a TCP echo server with one loop thread, 1000 client connections.
-    Scenarios.echoServer("Ours") { try PortRunLoopEchoServer() }
-    Scenarios.echoServer("NIO") { try NIOEchoServer() }
+    // EchoServer.<peer>: a TCP echo server with one loop thread, 1000 client connections;
+    // EchoServer.Conn100.<peer>: the same with 100. `Ours` on hand-written fd sources, `Streams` on
+    // StreamListener and StreamConnection.
+    for (prefix, connections) in [("", Scenarios.echoConnections), ("Conn100.", 100)] {
+        Scenarios.echoServer("\(prefix)Ours", connections: connections) { try PortRunLoopEchoServer() }
+        Scenarios.echoServer("\(prefix)Streams", connections: connections) { try StreamEchoServer() }
+        Scenarios.echoServer("\(prefix)NIO", connections: connections) { try NIOEchoServer() }
+    }
+    // EchoServer.TwoLoops.<peer>: the server on two loop threads, 1000 connections.
+    Scenarios.echoServer("TwoLoops.Streams") { try StreamEchoServer(loops: 2) }
+    Scenarios.echoServer("TwoLoops.NIO") { try NIOEchoServer(threads: 2) }
+    // EchoServer.Idle10k.Streams: EchoServer.Conn100.Streams beside 10,000 idle connections.
+    Scenarios.echoServer("Idle10k.Streams", connections: 100, idleConnections: 10_000) { try StreamEchoServer() }
+
+    // StreamEcho.Ours.<shape>: a stream connection's steady-state reads and writes (the guard's
+    // allocation count).
+    Scenarios.streamEcho(.direct)
+    Scenarios.streamEcho(.queued)
 }

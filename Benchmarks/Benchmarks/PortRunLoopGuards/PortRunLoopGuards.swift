@@ -23,4 +23,6 @@ let benchmarks: @Sendable () -> Void = {
     }
     Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000, maxIterations: 20)
     Scenarios.timerChurn("Ours") { try PortRunLoopTimerChurn() }
+    Scenarios.streamEcho(.direct, maxIterations: 10)
+    Scenarios.streamEcho(.queued, maxIterations: 10)
 }

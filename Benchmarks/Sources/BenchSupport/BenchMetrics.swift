@@ -50,6 +50,16 @@ public enum BenchMetrics {
     ///
     /// Thread-safety: a constant.
     public static let requestsPerSecond = BenchmarkMetric.custom("requestsPerSecond", polarity: .prefersLarger, useScalingFactor: false)
+    /// CPU time of the server's own threads during the sample (their `pthread_getcpuclockid`
+    /// clocks), ns: the echo scenarios' cost, without the clients'.
+    ///
+    /// Thread-safety: a constant.
+    public static let serverCPUNs = BenchmarkMetric.custom("serverCPUNs", polarity: .prefersSmaller, useScalingFactor: false)
+    /// Writes in the sample that left bytes in the connection's outbound queue (the stream guard's
+    /// queued variant: shows the queue's path was taken).
+    ///
+    /// Thread-safety: a constant.
+    public static let queuedWrites = BenchmarkMetric.custom("queuedWrites", polarity: .prefersSmaller, useScalingFactor: false)
 
     /// What every throughput and round-trip scenario measures.
     ///

@@ -1,7 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Benchmark
 import PeerSupport
 
-/// A TCP echo server on 127.0.0.1 with ONE loop thread: whatever a connection sends comes back.
+/// A TCP echo server on 127.0.0.1 with one loop thread (or a few): whatever a connection sends
+/// comes back.
 ///
 /// Thread-safety: `Sendable`; ``shutDown()`` once, from the driving thread.
 public protocol EchoServer: AnyObject, Sendable {
@@ -9,10 +13,27 @@ public protocol EchoServer: AnyObject, Sendable {
     ///
     /// Thread-safety: any thread.
     var port: Int { get }
+    /// The CPU-time clocks of the server's threads (``ProcessCounters/currentThreadCPUClock()``
+    /// taken on each), read around every sample for `serverCPUNs`.
+    ///
+    /// Thread-safety: immutable.
+    var serverThreadClocks: [clockid_t] { get }
+    /// Connections accepted so far, where the server counts them (nil: it does not). A scenario
+    /// with idle connections waits for the server to hold them all before it measures.
+    ///
+    /// Thread-safety: any thread.
+    var acceptedConnections: Int? { get }
     /// Closes the listener and every connection and ends the loop thread.
     ///
     /// Thread-safety: the driving thread, once, after the clients closed.
     func shutDown()
+}
+
+extension EchoServer {
+    /// Not counted (see ``EchoServer/acceptedConnections``).
+    ///
+    /// Thread-safety: any thread.
+    public var acceptedConnections: Int? { nil }
 }
 
 extension Scenarios {
@@ -37,41 +58,58 @@ extension Scenarios {
     /// Thread-safety: a constant.
     public static let echoCap: Duration = .milliseconds(1500)
 
-    /// Registers `EchoServer.<peer>`: ``echoConnections`` connections from ``echoClientThreads``
-    /// client threads, each sending ``echoPayload``-byte requests and waiting for the echo, up to
-    /// ``echoRequests`` per sample. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns`
-    /// (of the sample's per-request latencies), mallocs (process-wide: the server's; the C
-    /// clients allocate nothing per request), context switches and `operations` (requests).
+    /// Registers `EchoServer.<name>`: `connections` connections (default ``echoConnections``) from
+    /// ``echoClientThreads`` client threads, each sending ``echoPayload``-byte requests and waiting
+    /// for the echo, up to ``echoRequests`` per sample; with `idleConnections`, that many more are
+    /// opened first, by a second process (``IdleConnections``), and held open without a byte while
+    /// the sample runs. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns` (of the
+    /// sample's per-request latencies), `serverCPUNs` (the server threads' CPU time), mallocs
+    /// (process-wide: the server's; the C clients allocate nothing per request), context switches
+    /// and `operations` (requests).
     ///
     /// Thread-safety: call from the benchmark registration closure only.
-    public static func echoServer(_ peer: String, make: @escaping @Sendable () throws -> any EchoServer) {
+    public static func echoServer(_ name: String, connections: Int = echoConnections, idleConnections: Int = 0,
+                                  make: @escaping @Sendable () throws -> any EchoServer) {
         let box = FixtureBox<EchoFixture>()
         Benchmark(
-            "EchoServer.\(peer)",
+            "EchoServer.\(name)",
             configuration: .init(metrics: [.wallClock, .throughput, .mallocCountTotal, BenchMetrics.requestsPerSecond,
-                                           BenchMetrics.p99Ns, BenchMetrics.contextSwitches, BenchMetrics.operations],
+                                           BenchMetrics.p99Ns, BenchMetrics.serverCPUNs, BenchMetrics.contextSwitches,
+                                           BenchMetrics.operations],
                                  warmupIterations: 2, scalingFactor: .kilo, maxDuration: .seconds(10), maxIterations: 10),
             closure: { benchmark in box.fixture!.runSample(benchmark) },
-            setup: { box.fixture = try EchoFixture(server: make()) },
+            setup: { box.fixture = try EchoFixture(server: make(), connections: connections, idleConnections: idleConnections) },
             teardown: { box.fixture?.shutDown(); box.fixture = nil }
         )
     }
 }
 
-/// An echo server and its clients (see ``Scenarios/echoServer``).
+/// An echo server, its idle connections and its clients (see ``Scenarios/echoServer``).
 final class EchoFixture {
     let server: any EchoServer
+    let idle: IdleConnections?
     let load: EchoLoad
 
-    init(server: any EchoServer) {
+    init(server: any EchoServer, connections: Int, idleConnections: Int) throws {
         self.server = server
         FileDescriptorLimit.raise()
-        load = EchoLoad(port: server.port, connections: Scenarios.echoConnections, threads: Scenarios.echoClientThreads,
+        if idleConnections > 0 {
+            do {
+                idle = try IdleConnections(port: server.port, count: idleConnections, server: server)
+            } catch {
+                server.shutDown()
+                throw error
+            }
+        } else {
+            idle = nil
+        }
+        load = EchoLoad(port: server.port, connections: connections, threads: Scenarios.echoClientThreads,
                         payload: Scenarios.echoPayload)
     }
 
     func runSample(_ benchmark: Benchmark) {
         let switches = ProcessCounters.contextSwitches()
+        let serverCPU = serverCPUNanoseconds()
         let start = ProcessCounters.nanoseconds()
         benchmark.startMeasurement()
         let latencies = load.run(requests: Scenarios.echoRequests, cap: Scenarios.echoCap)
@@ -82,12 +120,19 @@ final class EchoFixture {
         let p99 = sorted[min(sorted.count - 1, (sorted.count * 99 + 99) / 100 - 1)]
         benchmark.measurement(BenchMetrics.p99Ns, Int(p99))
         benchmark.measurement(BenchMetrics.requestsPerSecond, Int(Double(latencies.count) * 1e9 / Double(elapsed)))
+        benchmark.measurement(BenchMetrics.serverCPUNs, Int(serverCPUNanoseconds() - serverCPU))
         record(benchmark, operations: latencies.count, contextSwitches: ProcessCounters.contextSwitches() - switches,
                wakeSignals: nil)
     }
 
+    /// The server threads' CPU time so far, summed.
+    private func serverCPUNanoseconds() -> UInt64 {
+        server.serverThreadClocks.reduce(0) { $0 + ProcessCounters.cpuNanoseconds(of: $1) }
+    }
+
     func shutDown() {
         load.close()
+        idle?.close()
         server.shutDown()
     }
 }

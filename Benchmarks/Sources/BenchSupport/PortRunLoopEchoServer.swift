@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CBenchNative
+import PeerSupport
 import PortRunLoopKit
 
 /// Ours: the echo server on one ``RunLoopThread``. Its loop watches the listening socket with
@@ -17,6 +18,10 @@ public final class PortRunLoopEchoServer: EchoServer, @unchecked Sendable {
     ///
     /// Thread-safety: immutable.
     public let port: Int
+    /// The loop thread's CPU-time clock.
+    ///
+    /// Thread-safety: immutable.
+    public let serverThreadClocks: [clockid_t]
     private let thread: RunLoopThread
     private let listener: Int32
     private var acceptSource: FileDescriptorSource?
@@ -43,6 +48,7 @@ public final class PortRunLoopEchoServer: EchoServer, @unchecked Sendable {
         precondition(listener >= 0, "PortRunLoopEchoServer: listen failed, errno \(errno)")
         port = Int(boundPort)
         thread = try RunLoopThread(name: "bench.echo")
+        serverThreadClocks = [try thread.loop.performAndWait { ProcessCounters.currentThreadCPUClock() }]
         try thread.loop.performAndWait { [self] in
             acceptSource = try thread.loop.watch(fileDescriptor: listener, for: .read) { [self] _ in acceptPending() }
         }

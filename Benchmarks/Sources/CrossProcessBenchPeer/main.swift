@@ -7,6 +7,9 @@
 //       of stdin (a client to trace or profile on its own: strace, perf, callgrind).
 //   CrossProcessBenchPeer notify-send|notify-receive|notify-ping|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare] ADDRESS
 //       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
+//   CrossProcessBenchPeer idle-connect tcp PORT COUNT
+//       opens COUNT TCP connections to 127.0.0.1:PORT, prints "ready", sends nothing, and exits at
+//       the end of stdin (the idle connections of the echo scenarios: IdleConnections.swift).
 // ADDRESS is a socket path (raw, nio), a bus address (dbus) a port name (ours) or a Redis port on 127.0.0.1.
 import CBenchNative
 import Foundation
@@ -75,6 +78,20 @@ case ("send", _):
     } catch {
         fail("\(transport) sender to \(address): \(error)")
     }
+case ("idle-connect", "tcp"):
+    guard arguments.count >= 5, let port = Int(address), let count = Int(arguments[4]), count > 0 else {
+        fail("idle-connect tcp needs a PORT and a COUNT")
+    }
+    var descriptors: [Int32] = []
+    descriptors.reserveCapacity(count)
+    for index in 0..<count {
+        let fd = cbench_tcp_connect_loopback(Int32(port), 0)
+        if fd < 0 { fail("idle connection \(index + 1) of \(count) to 127.0.0.1:\(port): errno \(errno)") }
+        descriptors.append(fd)
+    }
+    say("ready")
+    while readLine() != nil {}
+    for fd in descriptors { close(fd) }
 case ("notify-send", _), ("notify-receive", _), ("notify-ping", _), ("notify-echo", _):
     runBusNotificationPeerProcess(role: role, peer: transport, address: address)
 default:

@@ -1,10 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BenchSupport
 import NIOCore
 import NIOPosix
+import PeerSupport
 
-/// SwiftNIO: the echo server, `ServerBootstrap` on a one-thread `MultiThreadedEventLoopGroup`,
-/// bound to an ephemeral port of 127.0.0.1, TCP_NODELAY on accepted connections; each connection's
-/// handler writes back what it reads and flushes at the end of each read burst.
+/// SwiftNIO: the echo server, `ServerBootstrap` on a `MultiThreadedEventLoopGroup` of one thread
+/// (or `threads`: the server channel on one, accepted channels spread over all), bound to an
+/// ephemeral port of 127.0.0.1, TCP_NODELAY on accepted connections; each connection's handler
+/// writes back what it reads and flushes at the end of each read burst.
 ///
 /// Thread-safety: `Sendable`; ``shutDown()`` from the driving thread.
 public final class NIOEchoServer: EchoServer, @unchecked Sendable {
@@ -12,7 +17,11 @@ public final class NIOEchoServer: EchoServer, @unchecked Sendable {
     ///
     /// Thread-safety: immutable.
     public let port: Int
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// The event loops' CPU-time clocks.
+    ///
+    /// Thread-safety: immutable.
+    public let serverThreadClocks: [clockid_t]
+    private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
 
     /// Writes back every read; flushes once per read burst.
@@ -32,7 +41,8 @@ public final class NIOEchoServer: EchoServer, @unchecked Sendable {
     /// Binds and starts accepting.
     ///
     /// Thread-safety: any thread.
-    public init() throws {
+    public init(threads: Int = 1) throws {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 4096)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -43,6 +53,9 @@ public final class NIOEchoServer: EchoServer, @unchecked Sendable {
                 }
             }
         do {
+            serverThreadClocks = try group.makeIterator().map { loop in
+                try loop.submit { ProcessCounters.currentThreadCPUClock() }.wait()
+            }
             channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
         } catch {
             try? group.syncShutdownGracefully()

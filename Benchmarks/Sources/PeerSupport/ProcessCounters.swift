@@ -47,6 +47,27 @@ public enum ProcessCounters {
         return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
+    /// The CPU-time clock of the calling thread (`pthread_getcpuclockid`), readable from any thread
+    /// with ``cpuNanoseconds(of:)`` while the thread lives: how the echo scenarios charge a
+    /// server's own threads, without the clients'.
+    ///
+    /// Thread-safety: any thread (names the caller's).
+    public static func currentThreadCPUClock() -> clockid_t {
+        var clock = clockid_t()
+        let rc = pthread_getcpuclockid(pthread_self(), &clock)
+        precondition(rc == 0, "pthread_getcpuclockid failed, error \(rc)")
+        return clock
+    }
+
+    /// CPU time so far of the thread whose clock ``currentThreadCPUClock()`` returned, ns.
+    ///
+    /// Thread-safety: any thread.
+    public static func cpuNanoseconds(of clock: clockid_t) -> UInt64 {
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
     /// Sleeps the calling thread until `CLOCK_MONOTONIC` reaches `deadline` (ns; see
     /// ``nanoseconds()``): `clock_nanosleep` to an absolute time, so that pacing does not drift
     /// and does not spin. Returns at once for a deadline already past.

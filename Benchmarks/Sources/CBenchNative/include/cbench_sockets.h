@@ -20,4 +20,9 @@ int cbench_tcp_listen_loopback(int backlog, int *port);
 /// Thread-safety: any thread.
 int cbench_tcp_accept(int listen_fd);
 
+/// A blocking TCP connection to 127.0.0.1:`port`, close-on-exec, with TCP_NODELAY set; with
+/// `receive_buffer` > 0, SO_RCVBUF set to it before connecting (so that the window the peer sees
+/// is small from the start). Returns the descriptor, or -1 with errno set. Thread-safety: any thread.
+int cbench_tcp_connect_loopback(int port, int receive_buffer);
+
 #endif
