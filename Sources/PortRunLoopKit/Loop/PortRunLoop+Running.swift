@@ -184,6 +184,9 @@ extension PortRunLoop {
             // function of its own is a page of code to fetch (see Architecture, "Threads and
             // ownership"). The tests are the ones each function starts with.
             var handled = localWork.isEmpty ? false : runQueuedWork(mode: mode)
+            if !customSources.isEmpty, !(handled && returnAfterSourceHandled) {
+                handled = performSignalledSources(stopAfterFirst: returnAfterSourceHandled && condition == nil) || handled
+            }
             if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
             if !timers.isEmpty { handled = fireDueTimers() || handled }
             if !readyFileDescriptors.isEmpty { handled = handleReadyFileDescriptors() || handled }
@@ -207,7 +210,8 @@ extension PortRunLoop {
             // cover, and a handler may have scheduled a timer that is already due: never sleep on
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
-                || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
+                || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode))
+                || (!customSources.isEmpty && hasSignalledSource()) { continue }
             // Observers and the turn's report run user code: the time is read again after them.
             let userCodeRuns = !beforeWaitingObservers.isEmpty || turn != nil || observed
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }

@@ -168,6 +168,9 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var isReportingTurn = false
     /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     @exclusivity(unchecked) var beforeWaitingObservers: [BeforeWaitingObserver] = []
+    /// The loop's ``RunLoopSource``s (Loop/PortRunLoop+CustomSources.swift). Empty, a pass pays
+    /// one emptiness test for them.
+    @exclusivity(unchecked) var customSources: [ObjectIdentifier: RunLoopSource] = [:]
     /// The loop's ``RunLoopObserver``s, sorted by (order, sequence) (Loop/PortRunLoop+Observers.swift).
     /// Empty, a run pays one test per pass for them.
     @exclusivity(unchecked) var runObservers: [RunLoopObserver] = []
@@ -193,6 +196,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let performsRun = OwnerCounter()
     let messagesDelivered = OwnerCounter()
     let timersFired = OwnerCounter()
+    /// ``RunLoopSource`` performs.
+    let sourcesPerformed = OwnerCounter()
     let fdEventsHandled = OwnerCounter()
     /// The executor jobs among ``performsRun`` (for ``LoopTurnInfo``).
     let executorJobsRun = OwnerCounter()
@@ -391,6 +396,7 @@ extension PortRunLoop {
         // on a shut-down loop does.
         for registration in ports.values { syncPort(registration.port) }
         ports.removeAll()
+        invalidateCustomSourcesAtShutDown()
         let deadTimers = Array(timers.values)
         timers.removeAll()
         let deadSources = fdSources.values.map(\.source)
