@@ -136,10 +136,33 @@ extension PortRunLoop {
             if frames.isEmpty { runningEpoch.store(0, ordering: .releasing) }
             activateInnermostFrame()
         }
+        // With observers, a stop already sent returns before any of them is called (O2); then the
+        // run reports its entry, and its exit while it is still the innermost run.
+        if !runObservers.isEmpty {
+            collectInbox()
+            if frames[frames.count - 1].stopped { return .stopped }
+            notifyObservers(.entry, mode: mode)
+        }
+        let result = runPasses(mode: mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled, until: condition)
+        if !runObservers.isEmpty { notifyObservers(.exit, mode: mode) }
+        return result
+    }
+
+    /// The passes of a run (``runSpecific(mode:deadline:returnAfterSourceHandled:until:)``), with its
+    /// frame pushed. With observers, each pass reports where CFRunLoop's `__CFRunLoopRun` does: before
+    /// timers and sources, except on the pass that handles what ended a wait (CFRunLoop handles it
+    /// in the same iteration as the wait, after `afterWaiting`), and around each wait.
+    @inline(__always)
+    private func runPasses(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
+                           until condition: (() -> Bool)?) -> RunLoopRunResult {
         // A run whose deadline has passed (a polling run: timeout 0, a past date) still asks
         // libevent once, without blocking, so due timers and ready fds are handled as in CFRunLoop.
         var polledAfterDeadline = false
         var slept = 0.0 // the last wait, for the next turn's report
+        // The pass after a wait (or after the deadline's last poll) handles what ended it without
+        // reporting `beforeTimers`/`beforeSources` again; if the run goes on, the loop goes round
+        // once more to report them before the next wait (O5).
+        var handlesWake = false
         while true {
             // With a metrics delegate, each pass is a turn, reported when its handling is done:
             // before it waits, or when the run returns or goes round again without waiting.
@@ -151,11 +174,19 @@ extension PortRunLoop {
             defer { if let turn { reportTurn(from: turn, mode: mode) } }
             if let condition, condition() { return .handledSource }
             if frames[frames.count - 1].stopped { return .stopped }
+            let observed = !runObservers.isEmpty
+            if observed && !handlesWake {
+                notifyObservers(.beforeTimers, mode: mode)
+                notifyObservers(.beforeSources, mode: mode)
+            }
             // Each kind of source is looked at only when it has something to look at: a turn for
             // one hand-off then runs none of the others' code, and after an idle spell every
             // function of its own is a page of code to fetch (see Architecture, "Threads and
             // ownership"). The tests are the ones each function starts with.
             var handled = localWork.isEmpty ? false : runQueuedWork(mode: mode)
+            if !customSources.isEmpty, !(handled && returnAfterSourceHandled) {
+                handled = performSignalledSources(stopAfterFirst: returnAfterSourceHandled && condition == nil) || handled
+            }
             if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
             if !timers.isEmpty { handled = fireDueTimers() || handled }
             if !readyFileDescriptors.isEmpty { handled = handleReadyFileDescriptors() || handled }
@@ -168,20 +199,29 @@ extension PortRunLoop {
                 if polledAfterDeadline { return .timedOut }
                 polledAfterDeadline = true
                 pollLibEvent(blocking: false)
+                handlesWake = observed
+                continue
+            }
+            if handlesWake {
+                handlesWake = false
                 continue
             }
             // A nested run may have collected work, ports or readiness this turn's budget did not
             // cover, and a handler may have scheduled a timer that is already due: never sleep on
             // something runnable (take another turn instead).
             if !readyFileDescriptors.isEmpty || (!localWork.isEmpty && nextRunnableWorkIndex(mode: mode) != nil)
-                || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode)) { continue }
+                || (!pendingPorts.isEmpty && hasDeliverablePendingPort(mode: mode))
+                || (!customSources.isEmpty && hasSignalledSource()) { continue }
             // Observers and the turn's report run user code: the time is read again after them.
-            let userCodeRuns = !beforeWaitingObservers.isEmpty || turn != nil
+            let userCodeRuns = !beforeWaitingObservers.isEmpty || turn != nil || observed
             if !beforeWaitingObservers.isEmpty, notifyBeforeWaiting(mode: mode) { continue }
             if let started = turn {
                 reportTurn(from: started, mode: mode)
                 turn = nil
             }
+            // `beforeWaiting` is always followed by `afterWaiting` (O5), even when what the
+            // observers did (or a timer that came due meanwhile) makes the wait return at once.
+            if observed { notifyObservers(.beforeWaiting, mode: mode) }
             let waitFrom = userCodeRuns ? System.monotonicSeconds() : now
             // After the observers and the turn's report, with the time read after them: either
             // may have scheduled a timer or moved one's date, on this thread, which rings nothing.
@@ -190,12 +230,23 @@ extension PortRunLoop {
             if timerWake != .infinity {
                 // Timer dates are wall-clock dates; the wait is on the monotonic clock.
                 let wallNow = Date().timeIntervalSinceReferenceDate
-                if nextTimerDue() <= wallNow { continue }
+                if nextTimerDue() <= wallNow {
+                    if observed { wokeUp(mode: mode, handlesWake: &handlesWake) }
+                    continue
+                }
                 wake = min(wake, waitFrom + (timerWake - wallNow))
             }
             waitForEvents(until: wake, now: waitFrom)
+            if observed { wokeUp(mode: mode, handlesWake: &handlesWake) }
             if ownerMetricsDelegate != nil { slept = System.monotonicSeconds() - waitFrom }
         }
+    }
+
+    /// After a wait, with observers: reports `afterWaiting` and makes the next pass the one that
+    /// handles what ended the wait.
+    private func wokeUp(mode: RunLoop.Mode, handlesWake: inout Bool) {
+        if !runObservers.isEmpty { notifyObservers(.afterWaiting, mode: mode) }
+        handlesWake = true
     }
 
     /// Moves everything producers queued into owner-side structures and applies a stop request

@@ -107,13 +107,12 @@ extension PortRunLoop {
     ///
     /// While its block runs a timer is out of its heap: a nested run cannot fire it again (CF's
     /// "firing" guard). When the block returns, a repeating timer moves on by whole intervals past
-    /// the moment it fired, and a one-shot timer is invalidated, unless its fire date was set since
+    /// the clock read then, and a one-shot timer is invalidated, unless its fire date was set since
     /// it was scheduled (by the block or by another thread), which re-arms it for that date.
     func fireDueTimers() -> Bool {
         guard nextTimerDue() != .infinity else { return false }
         var handled = false
-        let nowDate = Date()
-        let now = nowDate.timeIntervalSinceReferenceDate
+        let now = Date().timeIntervalSinceReferenceDate
         let limit = nextTimerSequence
         let ambient = innermostRunHasAmbientContext
         while let timer = earliestTimer(), timer.due <= now, timer.sequence < limit {
@@ -138,7 +137,7 @@ extension PortRunLoop {
             guard timer.group != nil, timer.isValid else { continue }
             // A date set since it was scheduled (by its block, or by another thread while the
             // loop was firing it: that thread's re-arm found it out of the heap) stands.
-            if timer.finishFiring(now: nowDate) {
+            if timer.finishFiring() {
                 schedule(timer)
             } else {
                 unregisterTimer(timer)

@@ -168,6 +168,18 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var isReportingTurn = false
     /// About-to-sleep callouts (Loop/PortRunLoop+BeforeWaiting.swift; `.whenIdle` posting).
     @exclusivity(unchecked) var beforeWaitingObservers: [BeforeWaitingObserver] = []
+    /// The loop's ``RunLoopSource``s (Loop/PortRunLoop+CustomSources.swift). Empty, a pass pays
+    /// one emptiness test for them.
+    @exclusivity(unchecked) var customSources: [ObjectIdentifier: RunLoopSource] = [:]
+    /// The loop's ``RunLoopObserver``s, sorted by (order, sequence) (Loop/PortRunLoop+Observers.swift).
+    /// Empty, a run pays one test per pass for them.
+    @exclusivity(unchecked) var runObservers: [RunLoopObserver] = []
+    /// Moves whenever an observer is added to or leaves ``runObservers`` or changes its modes.
+    @exclusivity(unchecked) var observerGeneration = 0
+    /// Taken by each observer's registration (ties between equal orders).
+    @exclusivity(unchecked) var nextObserverSequence: UInt64 = 0
+    /// The last observers-of-a-mode answer.
+    @exclusivity(unchecked) var lastObserverLookup: (mode: RunLoop.Mode, generation: Int, groupsGeneration: Int, observers: [RunLoopObserver])?
     /// Where this loop's stream connections read (``StreamReadBuffer``), made at the first read.
     @exclusivity(unchecked) var streamReadBuffer = StreamReadBuffer()
 
@@ -184,6 +196,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let performsRun = OwnerCounter()
     let messagesDelivered = OwnerCounter()
     let timersFired = OwnerCounter()
+    /// ``RunLoopSource`` performs.
+    let sourcesPerformed = OwnerCounter()
     let fdEventsHandled = OwnerCounter()
     /// The executor jobs among ``performsRun`` (for ``LoopTurnInfo``).
     let executorJobsRun = OwnerCounter()
@@ -382,6 +396,7 @@ extension PortRunLoop {
         // on a shut-down loop does.
         for registration in ports.values { syncPort(registration.port) }
         ports.removeAll()
+        invalidateCustomSourcesAtShutDown()
         let deadTimers = Array(timers.values)
         timers.removeAll()
         let deadSources = fdSources.values.map(\.source)
@@ -404,6 +419,7 @@ extension PortRunLoop {
         }
         for source in deadSources { source.fail(.loopShutDown) }
         notifyBeforeWaitingObserversOfShutDown()
+        invalidateObserversAtShutDown()
     }
 
     /// Owner thread: stops every run in progress, not just the innermost.

@@ -21,12 +21,14 @@ final class SourceGroup {
     /// Timers whose block is running: out of the heap meanwhile, but still sources of their modes
     /// (a nested run started by the block does not find the mode empty).
     @exclusivity(unchecked) var firingTimers = 0
+    /// Its ``RunLoopSource``s, in the order they were added.
+    @exclusivity(unchecked) var customSources: [RunLoopSource] = []
     /// True while the innermost run's mode is one of ``modes``.
     @exclusivity(unchecked) var isInRunningMode = false
 
     init(modes: ModeSet) { self.modes = modes }
 
-    var isEmpty: Bool { ports == 0 && fileDescriptors == 0 && timers.isEmpty && firingTimers == 0 }
+    var isEmpty: Bool { ports == 0 && fileDescriptors == 0 && timers.isEmpty && firingTimers == 0 && customSources.isEmpty }
 }
 
 extension PortRunLoop {
@@ -90,7 +92,7 @@ extension PortRunLoop {
         resumeSuspendedFileDescriptors()
     }
 
-    /// True when the innermost run's mode has no port, timer or fd source and no work is queued for
+    /// True when the innermost run's mode has no port, timer, fd or custom source and no work is queued for
     /// it (work just arrived in the inbox counts: it may be the control work that adds a source).
     func innermostModeIsEmpty() -> Bool {
         modeIsEmpty(frames[frames.count - 1].mode, groups: activeGroups)

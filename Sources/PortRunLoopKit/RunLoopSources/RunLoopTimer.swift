@@ -4,8 +4,8 @@ import Synchronization
 /// A timer a ``PortRunLoop`` fires on its thread (the counterpart of `Timer`/`CFRunLoopTimer`).
 ///
 /// A timer fires at its ``fireDate``, never before (corelibs' one-shot `Timer` fires immediately:
-/// this one does not). A repeating timer then moves its date on by whole ``interval``s, skipping
-/// fires it missed (Foundation's rule). Add it to one loop, in any number of modes; it keeps
+/// this one does not). A repeating timer then moves its date on by whole ``interval``s to the first
+/// one after its block returned, skipping fires it missed (CFRunLoop's rule). Add it to one loop, in any number of modes; it keeps
 /// firing in nested runs of those modes. A one-shot timer is invalidated after it fired.
 ///
 /// Thread-safety: `Sendable`; every member is safe from any thread. The block runs on the loop's thread.
@@ -175,13 +175,14 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     /// Owner thread of its loop, once the timer's block returned: whether the timer is to be
     /// scheduled again (for ``fireDate`` as it now stands). A date set since the timer was
     /// scheduled (``scheduledVersion``), by its block or by another thread, stands. Otherwise a
-    /// repeating timer moves on by whole intervals past `now`, and a one-shot timer is done: it is
+    /// repeating timer moves on by whole intervals to its first date after the clock as read
+    /// now, after the block (CFRunLoop's rule), and a one-shot timer is done: it is
     /// closed and let go of here, and the caller unregisters it.
     ///
     /// One critical section decides and acts, so a date another thread sets meanwhile is either
     /// seen here (and stands) or set after the move on, whose re-arm then applies it; a setter
     /// that comes after a one-shot is done finds it let go of, as on any invalidated timer.
-    func finishFiring(now: Date) -> Bool {
+    func finishFiring() -> Bool {
         let scheduledVersion = self.scheduledVersion // the loop's own field: read before the lock
         return state.withLock { state in
             if state.fireDateVersion != scheduledVersion { return true }
@@ -190,6 +191,9 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
                 state.loop = nil
                 return false
             }
+            // The clock read after the block returned (CF): a block slower than the interval
+            // skips the dates it overran instead of firing again at once.
+            let now = Date()
             let missed = ((now.timeIntervalSince(state.fireDate)) / interval).rounded(.down)
             var next = state.fireDate.addingTimeInterval(interval * (max(missed, 0) + 1))
             // A first date so far in the past (or -infinity) that the arithmetic loses the cadence
