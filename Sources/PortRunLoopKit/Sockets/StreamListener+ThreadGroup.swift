@@ -11,7 +11,12 @@ extension StreamListener {
     /// listeners by a hash of their addresses, with no hand-off between threads, but not evenly
     /// for a handful of clients, and a listener's backlog is not shared with the others.
     ///
-    /// - Parameter onConnection: runs on the serving loop's thread with each new connection.
+    /// - Parameters:
+    ///   - endpoint: where to listen.
+    ///   - group: the loops that serve the connections in turn; the first also accepts.
+    ///   - options: the listener's options, and its connections'.
+    ///   - modes: the modes the listener accepts in and its connections are served in.
+    ///   - onConnection: runs on the serving loop's thread with each new connection.
     /// - Throws: what ``init(on:loop:options:inModes:distributingTo:onConnection:)`` throws.
     ///
     /// Thread-safety: any thread.

@@ -33,7 +33,10 @@ public final class RunLoopThreadGroup: Sendable {
     /// Starts `count` threads named "`name`-0" ... and returns once every loop exists. If one
     /// cannot be started, those already started are stopped and the error is thrown.
     ///
-    /// - Parameter logger: each loop's ``PortRunLoop/logger`` (see ``RunLoopThread/init(name:logger:)``).
+    /// - Parameters:
+    ///   - name: the group's name, the prefix of its threads' names.
+    ///   - count: how many threads to start (at least one).
+    ///   - logger: each loop's ``PortRunLoop/logger`` (see ``RunLoopThread/init(name:logger:)``).
     /// - Throws: ``PortRunLoopError/threadCreationFailed(errno:)`` or a loop's creation error.
     ///
     /// Thread-safety: any thread.

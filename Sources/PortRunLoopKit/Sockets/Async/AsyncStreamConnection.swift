@@ -82,7 +82,9 @@ public final class AsyncStreamConnection: Sendable {
     /// and ``StreamConnection/onEvent`` handlers; do not use the connection directly afterwards.
     /// Call it on the connection's loop thread, typically in a ``StreamListener``'s `onConnection`.
     ///
-    /// - Parameter inboundBufferLimit: the bytes buffered for the consumer before reading pauses.
+    /// - Parameters:
+    ///   - connection: an open connection, on whose loop's thread this runs.
+    ///   - inboundBufferLimit: the bytes buffered for the consumer before reading pauses.
     ///
     /// Thread-safety: the connection's loop thread (checked).
     public init(wrapping connection: StreamConnection, inboundBufferLimit: Int = defaultInboundBufferLimit) {

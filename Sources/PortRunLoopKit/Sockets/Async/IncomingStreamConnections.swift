@@ -133,6 +133,11 @@ extension StreamListener {
     /// (``IncomingStreamConnections/defaultListenerOptions``).
     ///
     /// - Parameters:
+    ///   - endpoint: where to listen.
+    ///   - loop: the loop that accepts (and serves, unless `servingLoops` is given).
+    ///   - options: the listener's options, and its connections'.
+    ///   - modes: the modes the listener accepts in and its connections are served in.
+    ///   - servingLoops: loops that serve the accepted connections in turn.
     ///   - bufferLimit: the accepted connections that may wait for the consumer.
     ///   - inboundBufferLimit: each connection's ``AsyncStreamConnection/inboundBufferLimit``.
     /// - Throws: what the listener's creation throws.
@@ -161,6 +166,15 @@ extension StreamListener {
 
     /// ``incomingConnections(on:loop:options:inModes:distributingTo:bufferLimit:inboundBufferLimit:)``
     /// accepting on the group's first loop and spreading the connections over all its loops.
+    ///
+    /// - Parameters:
+    ///   - endpoint: where to listen.
+    ///   - group: the loops that serve the connections in turn; the first also accepts.
+    ///   - options: the listener's options, and its connections'.
+    ///   - modes: the modes the listener accepts in and its connections are served in.
+    ///   - bufferLimit: the accepted connections that may wait for the consumer.
+    ///   - inboundBufferLimit: each connection's ``AsyncStreamConnection/inboundBufferLimit``.
+    /// - Throws: what the listener's creation throws.
     ///
     /// Thread-safety: any thread.
     public static func incomingConnections(
