@@ -21,6 +21,12 @@ public enum StreamConnectionError: Error, Sendable, Hashable, CustomStringConver
     case outboundLimitExceeded(limit: Int)
     /// The connection's loop shut down.
     case loopShutDown
+    /// The connection is closed, or its output was shut down: nothing more can be written to it
+    /// (an ``AsyncStreamConnection`` write after a clean close, or one waiting when it closed).
+    case closed
+    /// The task waiting on the connection was cancelled; the cancellation closed the connection
+    /// (``AsyncStreamConnection``).
+    case cancelled
     /// The TLS layer failed (handshake, certificate, or a record it could not read).
     case tls(TLSFailure)
     /// A system call failed with this errno.
@@ -39,6 +45,8 @@ public enum StreamConnectionError: Error, Sendable, Hashable, CustomStringConver
         case .peerReset: "the peer reset the connection"
         case .outboundLimitExceeded(let limit): "the outbound queue passed its limit of \(limit) bytes (the peer reads too slowly)"
         case .loopShutDown: "the connection's PortRunLoop shut down"
+        case .closed: "the connection is closed for writing"
+        case .cancelled: "the task waiting on the connection was cancelled (which closed it)"
         case .tls(let failure): "TLS: \(failure)"
         case .system(let call, let code): "\(call) failed: \(System.Errno(code))"
         }

@@ -102,6 +102,8 @@ public final class StreamListener: @unchecked Sendable {
     /// taken by ``close()`` from any thread).
     let acceptState: TracedMutex<AcceptState>
     private let closed = Atomic<Bool>(false)
+    /// Told once when the listener closes (``IncomingStreamConnections`` ends with it).
+    private let closeObserver = TracedMutex<(@Sendable () -> Void)?>(nil)
 
     struct AcceptState {
         var source: FileDescriptorSource?
@@ -210,6 +212,10 @@ public final class StreamListener: @unchecked Sendable {
         }
         source?.cancel()
         timer?.invalidate()
+        closeObserver.withLock { observer in
+            defer { observer = nil }
+            return observer
+        }?()
         // Closed on the loop's thread, after the loop let go of it (see FileDescriptorSource.cancel).
         let fd = fileDescriptor
         let path = unixPath
@@ -218,6 +224,17 @@ public final class StreamListener: @unchecked Sendable {
             if let path { _ = System.unlink(path) }
         }
         if !loop.onOwner(release) { release(loop) }
+    }
+
+    /// Runs `observer` once when the listener closes (at once if it is closed). One observer.
+    func observeClose(_ observer: @escaping @Sendable () -> Void) {
+        let now = closeObserver.withLock { stored -> Bool in
+            if isClosed { return true }
+            precondition(stored == nil, "StreamListener: a second close observer")
+            stored = observer
+            return false
+        }
+        if now { observer() }
     }
 
     /// True once ``close()`` was called (or the loop shut down).
