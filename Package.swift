@@ -22,6 +22,9 @@ let package = Package(
         // API on the loop's fd sources (re-exports PortRunLoopBus; only this product links hiredis,
         // and it does not link libdbus).
         .library(name: "PortRunLoopRedis", targets: ["PortRunLoopRedis"]),
+        // TLS for stream connections and listeners, OpenSSL driven on the connection's own socket
+        // (only this product links OpenSSL; the core does not).
+        .library(name: "PortRunLoopTLS", targets: ["PortRunLoopTLS"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
     ],
@@ -228,6 +231,20 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "PortRunLoopTLS",
+            dependencies: ["COpenSSL", "PortRunLoopKit"]
+        ),
+        .testTarget(
+            name: "PortRunLoopTLSTests",
+            dependencies: ["PortRunLoopTestSupport", "PortRunLoopTLS", "PortRunLoopKit"]
         ),
     ],
     swiftLanguageModes: [.v6]

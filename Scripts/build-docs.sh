@@ -6,7 +6,7 @@
 #   Scripts/build-docs.sh [OUTPUT_DIR]       # default: .build-docs; writes OUTPUT_DIR/<Module>.doccarchive
 #
 # The modules are PortRunLoopKit, PortRunLoopBus, PortRunLoopDBus, PortRunLoopRedis,
-# PortRunLoopMetrics and PortRunLoopServiceLifecycle (the library products of Package.swift). Each
+# PortRunLoopMetrics, PortRunLoopServiceLifecycle and PortRunLoopTLS (the library products of Package.swift). Each
 # is built with --warnings-as-errors: the script fails on any DocC warning (unresolved symbol or
 # article link, undocumented parameter, ...) and on any public top-level symbol that its root page
 # does not place in one of its Topics groups. A catalog's links resolve within its own module only,
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 
 scratch=.build-docs
-modules=(PortRunLoopKit PortRunLoopBus PortRunLoopDBus PortRunLoopRedis PortRunLoopMetrics PortRunLoopServiceLifecycle)
+modules=(PortRunLoopKit PortRunLoopBus PortRunLoopDBus PortRunLoopRedis PortRunLoopMetrics PortRunLoopServiceLifecycle PortRunLoopTLS)
 out=${1:-$scratch}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -8,7 +8,7 @@ import pathlib, re, sys
 
 sources = pathlib.Path(__file__).resolve().parent.parent / "Sources"
 # The library products: the core and every integration target (executables are not listed).
-libraries = ["PortRunLoopKit", "PortRunLoopServiceLifecycle", "PortRunLoopMetrics", "PortRunLoopBus", "PortRunLoopDBus", "PortRunLoopRedis"]
+libraries = ["PortRunLoopKit", "PortRunLoopServiceLifecycle", "PortRunLoopMetrics", "PortRunLoopBus", "PortRunLoopDBus", "PortRunLoopRedis", "PortRunLoopTLS"]
 roots = [sources / name for name in libraries if (sources / name).is_dir()]
 decl = re.compile(r'^\s*(@\w+(\([^)]*\))?\s+)*(public|open)\s+(?!import)(.*)$')
 exempt = re.compile(r'(static func ==|func hash\(into|var description|var debugDescription|func makeAsyncIterator|mutating func next\(|typealias |init\(rawValue|let rawValue|var rawValue)')

@@ -5,7 +5,9 @@ extension StreamConnection {
     /// queued (the close follows the last byte; a peer that never reads keeps it open until it
     /// resets or the connection is closed again without flushing). Without, queued bytes are
     /// dropped and the descriptor is closed now. ``StreamConnectionEvent/closed(_:)`` (nil) is
-    /// reported before the loop's next turn, not inside this call. Idempotent.
+    /// reported before the loop's next turn, not inside this call. Idempotent. A TLS connection
+    /// closed with nothing dropped sends its `close_notify` first; one that drops queued bytes does
+    /// not, so that its peer sees the stream cut short.
     ///
     /// Thread-safety: the loop's thread.
     public func close(afterFlushing: Bool = false) {
@@ -43,7 +45,14 @@ extension StreamConnection {
         startTimer = nil
         source?.cancel()
         source = nil
-        transport?.close()
+        if let transport {
+            // A clean close that drops nothing: the transport tells its peer first (TLS:
+            // close_notify, one attempt), so the peer can tell it from a cut connection.
+            if error == nil, !wasStarting, outbound.isEmpty, !outputShutDown, fileDescriptor >= 0 {
+                _ = transport.shutdownOutput(fileDescriptor: fileDescriptor)
+            }
+            transport.close()
+        }
         outbound.removeAll()
         if fileDescriptor >= 0 {
             System.closeDescriptor(fileDescriptor)

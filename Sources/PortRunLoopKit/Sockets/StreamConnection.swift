@@ -62,7 +62,8 @@ public final class StreamConnection {
 
     var phase: Phase
     var source: FileDescriptorSource?
-    let transport: (any StreamTransport)?
+    /// The byte layer other than the plain socket (TLS), nil for a plain connection.
+    package let transport: (any StreamTransport)?
     let modes: [RunLoop.Mode]
     /// ``modes`` as the loop's queue takes them: events reported later run in these modes only.
     let modeSet: ModeSet
