@@ -10,7 +10,11 @@ extension StreamConnection {
     /// `timeout` with ``StreamConnectionError/timedOut(_:)``.
     ///
     /// - Parameters:
-    ///   - inModes: the modes the connection is served in (its reads, writes and events), and
+    ///   - endpoint: where to connect.
+    ///   - loop: the loop that will own the connection.
+    ///   - timeout: seconds for the whole attempt, resolution included.
+    ///   - options: the connection's buffering and socket options.
+    ///   - modes: the modes the connection is served in (its reads, writes and events), and
     ///     in which the connect and its deadline are watched.
     ///   - completion: runs on the loop's thread; set the connection's handlers there.
     ///

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 
 /// A connected stream socket (TCP over IPv4 or IPv6, or a Unix stream socket) owned by one
-/// ``PortRunLoop`` and served in its modes: bytes that arrive go to ``onRead``, ``write(_:)``
+/// ``PortRunLoop`` and served in its modes: bytes that arrive go to ``onRead``,
+/// ``write(_:)-(UnsafeRawBufferPointer)``
 /// queues what the kernel cannot take at once and sends it as the socket drains, and each change
 /// of state (end of input, writability, close) reaches ``onEvent`` once, as a typed value.
 ///

@@ -117,9 +117,11 @@ public final class StreamListener: @unchecked Sendable {
     /// - Parameters:
     ///   - endpoint: a numeric host is bound at once; a host name is resolved here, on the calling
     ///     thread (`getaddrinfo`), and the first address it gives is bound.
-    ///   - distributingTo: loops that serve the accepted connections in turn; empty (the default):
+    ///   - loop: the loop that accepts.
+    ///   - options: the backlog, socket options, and the accepted connections' options.
+    ///   - modes: the modes the listener accepts in, and its connections are served in.
+    ///   - servingLoops: loops that serve the accepted connections in turn; empty (the default):
     ///     `loop` serves them.
-    ///   - inModes: the modes the listener accepts in, and its connections are served in.
     ///   - onConnection: runs on the serving loop's thread with each new connection; set its
     ///     handlers there.
     /// - Throws: ``StreamConnectionError/addressInUse(_:)``, ``StreamConnectionError/invalidEndpoint(_:reason:)``,
