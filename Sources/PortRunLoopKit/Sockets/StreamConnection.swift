@@ -92,7 +92,8 @@ public final class StreamConnection {
     private var cachedRemote: SocketEndpoint??
 
     /// A connection over `fileDescriptor` (connected, non-blocking, close-on-exec), registered at
-    /// once. `transport` nil: the plain socket. Loop thread only.
+    /// once. `transport` nil: the plain socket. When it throws, the caller still owns (and closes)
+    /// the descriptor. Loop thread only.
     init(fileDescriptor: Int32, loop: PortRunLoop, options: Options, modes: [RunLoop.Mode],
          transport: (any StreamTransport)?) throws(StreamConnectionError) {
         self.loop = loop
@@ -112,6 +113,9 @@ public final class StreamConnection {
                                     onShutDown: { box.value.finishClose(.loopShutDown, reportNow: true) },
                                     handler: { ready in box.value.handleReady(ready) })
         } catch {
+            // The object is released as the init throws, and its deinit must not close the
+            // descriptor the caller closes.
+            self.fileDescriptor = -1
             throw error == .loopShutDown ? .loopShutDown : .system(call: "epoll_ctl", errno: EBADF)
         }
         interest = .read

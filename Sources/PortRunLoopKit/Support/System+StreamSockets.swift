@@ -191,3 +191,14 @@ extension System {
         }
     }
 }
+
+extension System {
+    /// `socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC)`: two connected stream
+    /// sockets (a bound stream pair's two ends).
+    static func makeStreamSocketPair() -> Result<(Int32, Int32), Errno> {
+        var fds: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { return .failure(Errno(errno)) }
+        return .success((fds[0], fds[1]))
+    }
+}
