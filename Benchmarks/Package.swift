@@ -10,7 +10,8 @@
 // Targets:
 // - PortRunLoopBenchmarks: the full comparison (ours, raw eventfd, epoll and libevent floors,
 //   Dispatch, NIO, Foundation RunLoop), and the server-shaped scenarios (fd ping-pong, idle
-//   sources and timers, timer churn, sparse traffic, a TCP echo server). Builds SwiftNIO.
+//   sources and timers, timer churn, sparse traffic, a TCP echo server, TLS handshakes and bulk
+//   echo against a C server on OpenSSL). Builds SwiftNIO.
 // - PortRunLoopGuards: only what CI guards (allocation and wake-signal counts of our hot paths),
 //   with few samples, so the CI check runs in about a minute once built.
 import Foundation
@@ -45,6 +46,11 @@ let package = Package(
         // include no system header (same rule as CBenchSupport's).
         .target(name: "CBenchNative", dependencies: ["CBenchLibEvent", "CBenchDBus", "CBenchHiredis"], path: "Sources/CBenchNative",
                 linkerSettings: [.linkedLibrary("hiredis")]),
+        // The C floor of the TLS echo scenarios, and their client: OpenSSL's libssl and libcrypto,
+        // whose headers are in the default include path (libssl-dev). The library's COpenSSL is not
+        // a product. Its headers include no system header (same rule as CBenchNative's).
+        .target(name: "CBenchTLS", path: "Sources/CBenchTLS",
+                linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         // libdbus-1 for the D-Bus floor of the cross-process scenarios (cbench_dbus.c).
         .systemLibrary(
             name: "CBenchDBus",
@@ -78,10 +84,12 @@ let package = Package(
                 "CBenchSupport",
                 "CBenchNative",
                 "CBenchLibEvent",
+                "CBenchTLS",
                 "PeerSupport",
                 .product(name: "PortRunLoopKit", package: library),
                 .product(name: "PortRunLoopDBus", package: library),
                 .product(name: "PortRunLoopRedis", package: library),
+                .product(name: "PortRunLoopTLS", package: library),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Sources/BenchSupport"

@@ -338,6 +338,7 @@ def server_targets(run, label, row):
         row("event_add + event_del per run entry of an unchanged mode = 0 (10k fd sources, 1k timers)", label, f"{x:g}", x == 0)
     cross_process_targets(run, label, row)
     bus_notification_targets(run, label, row)
+    tls_targets(run, label, row)
 
 
 # ----------------------------------------------------------------------------- server-shaped scenarios
@@ -548,6 +549,46 @@ def stream_echo_targets(run, label, row):
                 m is not None and m < 0.001)
 
 
+# The TLS echo rows: (scenario, what one operation is).
+TLS_SCENARIOS = [("Handshakes", "handshake"), ("Bulk", "MiB")]
+
+
+def tls_table(run, label):
+    lines = [f"#### TLS echo ({label}): one server thread, the same C client; `Ours` is StreamListener(tlsOn:), "
+             "`COpenSSL` a C server on OpenSSL (epoll)", "",
+             "| scenario | server | per second | server CPU µs per op | wall µs per op | mallocs/op (process) | "
+             "ctx switches/op | × COpenSSL (server CPU) |",
+             "|:--|:--|--:|--:|--:|--:|--:|--:|"]
+    for scenario, unit in TLS_SCENARIOS:
+        floor = run.get(f"TLSEcho.{scenario}.COpenSSL")
+        for server in ("COpenSSL", "Ours"):
+            r = run.get(f"TLSEcho.{scenario}.{server}")
+            if not r:
+                continue
+            cpu, wall = echo_cpu(r), r.capped_per_op_ns(50)
+            ratio = f"{cpu / echo_cpu(floor):.2f}×" if cpu and floor and echo_cpu(floor) else "–"
+            lines.append(f"| {scenario} (per {unit}) | {server} | {fmt(1e9 / wall)} | {fmt(cpu / 1e3, 1) if cpu else '–'} | "
+                         f"{fmt(wall / 1e3, 1)} | {fmt_count(r.capped_per_op('Malloc (total)'))} | "
+                         f"{fmt(r.capped_per_op('contextSwitches'), 2)} | {ratio} |")
+    return lines if len(lines) > 4 else []
+
+
+def tls_targets(run, label, row):
+    """The TLS targets: our TLS server (StreamListener(tlsOn:)) against a C server written directly on
+    OpenSSL, the same client, one run. The target reads the server thread's CPU time per handshake
+    and per MiB (the clients share the 2 vCPUs and bound the wall clock); the wall-clock ratio is
+    shown beside it for information."""
+    for scenario, unit in TLS_SCENARIOS:
+        ours, floor = run.get(f"TLSEcho.{scenario}.Ours"), run.get(f"TLSEcho.{scenario}.COpenSSL")
+        if not (ours and floor):
+            continue
+        if echo_cpu(ours) and echo_cpu(floor):
+            x = echo_cpu(ours) / echo_cpu(floor)
+            row(f"TLS server CPU per {unit} ≤ 1.3× a C server on OpenSSL ({scenario.lower()})", label, f"{x:.2f}×", x <= 1.3)
+        x = ours.capped_per_op_ns(50) / floor.capped_per_op_ns(50)
+        row(f"(information) TLS wall time per {unit} against the C server ({scenario.lower()})", label, f"{x:.2f}×", None)
+
+
 CROSS_PROCESS_PEERS = ["Raw", "NIO", "DBus", "Ours", "OursAsync"]
 
 
@@ -637,7 +678,7 @@ def bus_notification_targets(run, label, row):
 def server_tables(run, label):
     lines = []
     for table in (fd_ping_pong_table, idle_table, timer_churn_table, timer_lateness_table, sparse_table, sparse_interleaved_table,
-                  first_send_interleaved_table, echo_table, cross_process_table,
+                  first_send_interleaved_table, echo_table, tls_table, cross_process_table,
                   bus_notification_table):
         rows = table(run, label)
         if rows:

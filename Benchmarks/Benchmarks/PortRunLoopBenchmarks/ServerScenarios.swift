@@ -80,6 +80,15 @@ func registerServerScenarios() {
     // EchoServer.Idle10k.Streams: EchoServer.Conn100.Streams beside 10,000 idle connections.
     Scenarios.echoServer("Idle10k.Streams", connections: 100, idleConnections: 10_000) { try StreamEchoServer() }
 
+    // TLSEcho.Handshakes.<peer>, TLSEcho.Bulk.<peer>: a TLS echo server on one thread, ours
+    // (StreamListener(tlsOn:)) beside a C server written directly on OpenSSL, with the same C client.
+    let tlsServers: [(name: String, make: Scenarios.TLSServerFactory)] = [
+        ("Ours", { try TLSEchoServer(certificate: $0) }),
+        ("COpenSSL", { try OpenSSLEchoServer(certificate: $0) }),
+    ]
+    for server in tlsServers { Scenarios.tlsHandshakes(server.name, make: server.make) }
+    for server in tlsServers { Scenarios.tlsBulk(server.name, make: server.make) }
+
     // StreamEcho.Ours.<shape>: a stream connection's steady-state reads and writes (the guard's
     // allocation count).
     Scenarios.streamEcho(.direct)
