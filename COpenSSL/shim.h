@@ -113,6 +113,12 @@ static inline int portrunloop_tls_context_setup(SSL_CTX *context, int minimumVer
     return 1;
 }
 
+/// `SSL_MODE_NO_AUTO_CHAIN`: a context with its own certificate chain sends exactly that chain,
+/// and does not search the trust store for intermediates at every handshake.
+static inline void portrunloop_tls_no_auto_chain(SSL_CTX *context) {
+    SSL_CTX_set_mode(context, SSL_MODE_NO_AUTO_CHAIN);
+}
+
 /// The passphrase callback of PEM reads: refuses to give one (OpenSSL's default would prompt on
 /// the terminal), so an encrypted key fails to load instead of blocking.
 static inline int portrunloop_tls_no_passphrase(char *buffer, int size, int flag, void *user) {

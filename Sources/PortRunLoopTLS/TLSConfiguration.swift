@@ -59,6 +59,8 @@ public struct TLSConfiguration: Sendable, Hashable {
     }
 
     /// The certificate this side presents, then its intermediates (PEM). Required of a server.
+    /// It is sent exactly as given (OpenSSL's `SSL_MODE_NO_AUTO_CHAIN`): include every
+    /// intermediate the peer needs; none is looked up in the trust store.
     ///
     /// Thread-safety: a value type.
     public var certificateChain: PEMSource?

@@ -2,6 +2,8 @@ extension StreamConnection {
     /// Reads at most this many times per readiness: a connection that always has input does not
     /// keep the loop from its other sources (level-triggered, it is reported again next turn).
     static let readsPerReadiness = 4
+    /// The same for a transport's reads, each at most one TLS record (16 KiB).
+    static let transportReadsPerReadiness = 16
 
     /// The fd source's handler: the socket is ready for `ready`.
     func handleReady(_ ready: FileDescriptorSource.Events) {
@@ -23,7 +25,7 @@ extension StreamConnection {
     /// reads is used.
     private func readAvailable() {
         loop.streamReadBuffer.withBuffer { buffer in
-            for _ in 0..<Self.readsPerReadiness {
+            for _ in 0..<(transport == nil ? Self.readsPerReadiness : Self.transportReadsPerReadiness) {
                 guard phase == .open, !isReadingPaused, !inputEnded, !closesAfterFlush else { return }
                 let result: StreamTransportIO
                 if let transport {
@@ -40,8 +42,10 @@ extension StreamConnection {
                 switch result {
                 case .done(let count):
                     onRead?(self, UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                    // A short read emptied the socket: asking again would only find EAGAIN.
-                    if count < buffer.count, transport?.hasBufferedInput != true { return }
+                    // A short read of the socket emptied it: asking again would only find EAGAIN.
+                    // A transport's read is short by nature (TLS: one record of at most 16 KiB),
+                    // so it reads on, within the turn's share, until it would block.
+                    if count < buffer.count, transport == nil { return }
                 case .wouldBlock(let waitsFor):
                     readWaitsFor = waitsFor
                     return
@@ -54,6 +58,17 @@ extension StreamConnection {
                 }
             }
         }
+        readBufferedInputLater()
+    }
+
+    /// Bytes a transport holds already decrypted (``StreamTransport/hasBufferedInput``) are
+    /// announced by no readiness: when a turn's share of reads ended with some left, or reading
+    /// resumes with some, they are read by a block queued for the next turn.
+    func readBufferedInputLater() {
+        guard phase == .open, !isReadingPaused, !inputEnded, !closesAfterFlush,
+              let transport, transport.hasBufferedInput else { return }
+        let box = LoopConfined(self)
+        _ = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.handleReady(.read) }))
     }
 
     /// The peer shut its output down.
@@ -81,6 +96,8 @@ extension StreamConnection {
             let started = whenStarted
             whenStarted = nil
             started?(.success(self))
+            // Application bytes that came with the handshake's last flight are decrypted already.
+            readBufferedInputLater()
         case .wouldBlock(let waitsFor):
             readWaitsFor = waitsFor
             updateInterest()

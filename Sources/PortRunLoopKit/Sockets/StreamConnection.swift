@@ -177,6 +177,7 @@ public final class StreamConnection {
         checkThread("StreamConnection.resumeReading()")
         isReadingPaused = false
         updateInterest()
+        readBufferedInputLater()
     }
 
     /// Changes the water marks (see ``Options/lowWaterMark``); writability is re-judged at the
