@@ -94,6 +94,12 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     public func wakeUp() {
         let ring = inbox.withLock { inbox -> Bool in
+            // A wake-up from another loop's thread is a hand-off (a ``RunLoopSource`` signalled
+            // before it): that loop is in a conversation with this one, as with a `perform`
+            // (``enqueueDeferringDoorbell(_:)``).
+            if !workHint.pointee.load(ordering: .relaxed), let sender = ThreadLocals.loop, sender !== self {
+                sender.inConversation = true
+            }
             inbox.wakePending = true
             return workArrivedLocked(&inbox)
         }
