@@ -247,6 +247,14 @@ def targets(runs):
         if ours_n and nio_n:
             r = nio_n.per_op_ns(50) / ours_n.per_op_ns(50)
             row("redirected notification ≥ 2× faster than NIO execute carrying it (1M burst)", label, f"{r:.2f}×", r >= 2.0)
+        perform_rt, source_rt = run.get("RoundTrip.Ours.perform"), run.get("RoundTrip.Ours.RunLoopSource.signal")
+        if perform_rt and source_rt:
+            r = source_rt.per_op_ns(50) / perform_rt.per_op_ns(50)
+            row("signalled custom source round trip p50 ≤ 1.1× perform's", label, f"{r:.2f}×", r <= 1.1)
+        observed_rt = run.get("RoundTrip.Ours.perform.10observers")
+        if perform_rt and observed_rt:
+            r = observed_rt.per_op_ns(50) / perform_rt.per_op_ns(50)
+            lines.append(f"| (information) perform round trip p50 with 10 observers vs none | {label} | {r:.2f}× | — |")
         if label == "pinned":
             raw = run.get("RoundTrip.RawEventfd")
             for name in ("RoundTrip.Ours.MessagePort.send", "RoundTrip.Ours.perform"):

@@ -41,6 +41,10 @@ let benchmarks: @Sendable () -> Void = {
     for peer in peers {
         Scenarios.roundTrip(peer.name, factory: peer.factory)
     }
+    // A custom source signalled and the loop woken from another thread, beside `perform` (the
+    // row above); and a turn with 10 observers of every activity, beside none (`perform`).
+    Scenarios.roundTrip("Ours.RunLoopSource.signal") { try PortRunLoopSourceChannel(receiver: $0) }
+    Scenarios.roundTrip("Ours.perform.10observers") { try ObservedPerformChannel(receiver: $0, observers: 10) }
     // First send after the consumer idled.
     for peer in peers {
         Scenarios.firstSendAfterIdle(peer.name, factory: peer.factory)

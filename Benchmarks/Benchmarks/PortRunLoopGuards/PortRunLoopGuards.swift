@@ -16,6 +16,12 @@ let benchmarks: @Sendable () -> Void = {
         Scenarios.throughput(peer.name, producers: 2, maxDuration: .seconds(2), maxIterations: 8, factory: peer.factory)
         Scenarios.roundTrip(peer.name, maxDuration: .seconds(1), maxIterations: 40, factory: peer.factory)
     }
+    Scenarios.roundTrip("Ours.RunLoopSource.signal", maxDuration: .seconds(1), maxIterations: 40) {
+        try PortRunLoopSourceChannel(receiver: $0)
+    }
+    Scenarios.roundTrip("Ours.perform.10observers", maxDuration: .seconds(1), maxIterations: 40) {
+        try ObservedPerformChannel(receiver: $0, observers: 10)
+    }
     Scenarios.syncRoundTrip("Ours.performAndWait", maxIterations: 40) {
         let thread = try RunLoopThread(name: "bench.sync")
         return SyncRoundTripFixture(calls: Scenarios.roundTrips, call: { try? thread.loop.performAndWait {} },

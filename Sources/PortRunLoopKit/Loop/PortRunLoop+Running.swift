@@ -29,20 +29,35 @@ extension PortRunLoop {
         }
     }
 
-    /// Runs `mode` once: returns after the first batch of sources was handled, or at `date`.
-    /// Returns false at once, without waiting, when the mode has nothing scheduled in it
-    /// (Foundation's `run(mode:before:)`).
+    /// Runs `mode` once: returns after the first turn that handled a source (a port's messages,
+    /// an fd source, a custom source, queued `perform` work; not a timer: R3), at `date`, or when
+    /// the mode runs dry. Returns false at once, without waiting, when the mode has nothing
+    /// scheduled in it when called, and true otherwise (Foundation's `run(mode:before:)`).
     ///
     /// Thread-safety: the loop's own thread only (precondition).
     @discardableResult
     public func run(mode: RunLoop.Mode, before date: Date) -> Bool {
         preconditionOnLoopThread("PortRunLoop.run(mode:before:)")
         let deadline = Self.checkedDeadline(date, "PortRunLoop.run(mode:before:)")
-        return runSpecific(mode: mode, deadline: deadline, returnAfterSourceHandled: true) != .finished
+        let before = handlingCount
+        switch runIfNotEmpty(mode: mode, deadline: deadline, returnAfterSourceHandled: true) {
+        case nil: return false
+        // Work waiting in the inbox makes a mode count as not empty until it is collected (it may
+        // add a source); a run that then found nothing of its mode is one of an empty mode.
+        case .finished?: return handlingCount != before
+        case _?: return true
+        }
+    }
+
+    /// Everything the loop has handled or fired so far, of every kind.
+    private var handlingCount: Int {
+        performsRun.value &+ messagesDelivered.value &+ timersFired.value &+ sourcesPerformed.value &+ fdEventsHandled.value
     }
 
     /// Runs `mode` for at most `timeout` seconds (CFRunLoopRunInMode). With
-    /// `returnAfterSourceHandled` it returns after the first batch of handled sources.
+    /// `returnAfterSourceHandled` it returns after the first turn that handled a source (a port's
+    /// messages, an fd source, a custom source, queued `perform` work); timers fire without
+    /// ending it (R3).
     ///
     /// Thread-safety: the loop's own thread only (precondition).
     @discardableResult
@@ -79,6 +94,12 @@ extension PortRunLoop {
     /// Thread-safety: any thread.
     public func wakeUp() {
         let ring = inbox.withLock { inbox -> Bool in
+            // A wake-up from another loop's thread is a hand-off (a ``RunLoopSource`` signalled
+            // before it): that loop is in a conversation with this one, as with a `perform`
+            // (``enqueueDeferringDoorbell(_:)``).
+            if !workHint.pointee.load(ordering: .relaxed), let sender = ThreadLocals.loop, sender !== self {
+                sender.inConversation = true
+            }
             inbox.wakePending = true
             return workArrivedLocked(&inbox)
         }
@@ -119,12 +140,23 @@ extension PortRunLoop {
     /// mode, which costs a few operations per group, not per source.
     func runSpecific(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
                      until condition: (() -> Bool)? = nil) -> RunLoopRunResult {
+        runIfNotEmpty(mode: mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled,
+                      until: condition) ?? .finished
+    }
+
+    /// ``runSpecific(mode:deadline:returnAfterSourceHandled:until:)``, answering nil instead of
+    /// ``RunLoopRunResult/finished`` when the mode is empty (or the loop shut down) before the run
+    /// begins, which is when ``run(mode:before:)`` answers false (a run that finds its mode
+    /// emptied later still answers true there, as in corelibs).
+    @inline(__always)
+    func runIfNotEmpty(mode: RunLoop.Mode, deadline: Double, returnAfterSourceHandled: Bool,
+                       until condition: (() -> Bool)? = nil) -> RunLoopRunResult? {
         let groups = sourceGroups(in: mode)
-        if condition == nil, modeIsEmpty(mode, groups: groups) { return .finished }
+        if condition == nil, modeIsEmpty(mode, groups: groups) { return nil }
         // Shutdown happens on this thread: its own flag says, without the inbox lock. Nor does
         // entering or leaving take the lock: an outermost run publishes its epoch (what `stop()`
         // from another thread addresses), and leaving it publishes 0 (see ``runningEpoch``).
-        guard !ownerShutDown else { return .finished }
+        guard !ownerShutDown else { return nil }
         if frames.isEmpty {
             runEpoch &+= 1
             runningEpoch.store(runEpoch, ordering: .releasing)
@@ -188,7 +220,9 @@ extension PortRunLoop {
                 handled = performSignalledSources(stopAfterFirst: returnAfterSourceHandled && condition == nil) || handled
             }
             if !pendingPorts.isEmpty || !portsInDelivery.isEmpty { handled = deliverPendingPorts(mode: mode) || handled }
-            if !timers.isEmpty { handled = fireDueTimers() || handled }
+            // Timers never count as a handled source (R3): CFRunLoop's `__CFRunLoopDoTimers` does
+            // not set `sourceHandledThisLoop`.
+            if !timers.isEmpty { fireDueTimers() }
             if !readyFileDescriptors.isEmpty { handled = handleReadyFileDescriptors() || handled }
             if frames[frames.count - 1].stopped { return .stopped }
             if let condition, condition() { return .handledSource }
@@ -344,6 +378,7 @@ extension PortRunLoop {
         iterationsSincePoll = 0
         sleeps.increment()
         parkedAt = idleStart
+        sleeping.store(true, ordering: .relaxed)
         if wake == .infinity && runningModeFileDescriptorCount() == 0 {
             // Nothing but a ring can end this wait: sleep on the doorbell itself (see ``Doorbell``).
             doorbell.waitForRing()
@@ -351,6 +386,7 @@ extension PortRunLoop {
             if wakeTimer.arm(for: wake, now: idleStart) { wakeTimerSets.increment() }
             pollLibEvent(blocking: true)
         }
+        sleeping.store(false, ordering: .relaxed)
         guard workHint.pointee.load(ordering: .acquiring) else {
             // Woken by an fd or a timer, not by a producer: `parked` may stay set until one comes
             // (it then rings once although the loop is awake, which only makes a later wait

@@ -1,26 +1,55 @@
 import Foundation
 
 extension PortRunLoop {
-    /// Schedules `timer` in `mode` (`-[NSRunLoop addTimer:forMode:]`). A sleeping loop wakes to
-    /// re-arm. A timer belongs to one loop (precondition); an invalidated timer is ignored.
+    /// Schedules `timer` in `mode` (`-[NSRunLoop addTimer:forMode:]`, `CFRunLoopAddTimer`). A
+    /// sleeping loop wakes to re-arm. A timer belongs to one loop (precondition); an invalidated
+    /// timer is ignored.
     ///
     /// Thread-safety: any thread.
     public func add(_ timer: RunLoopTimer, forMode mode: RunLoop.Mode) {
-        guard timer.attach(to: self) else { return }
-        if isCurrentThread { registerTimer(timer, mode: mode); return } // no closure to allocate
+        guard timer.attach(to: self, mode: mode) else { return }
+        if isCurrentThread { syncTimer(timer); return } // no closure to allocate
         // A shut-down loop invalidates its timers; one added to it afterwards gets the same fate.
-        if !onOwner({ loop in loop.registerTimer(timer, mode: mode) }) { timer.invalidate() }
+        if !onOwner({ loop in loop.syncTimer(timer) }) { timer.invalidate() }
     }
 
-    private func registerTimer(_ timer: RunLoopTimer, mode: RunLoop.Mode) {
+    /// Takes `timer` out of `mode` (`CFRunLoopRemoveTimer`): it stays valid, and scheduled in its
+    /// other modes; taken out of all of them it stays bound to this loop and may be added again,
+    /// keeping its fire date. From the loop's thread it does not fire in `mode` once this returns.
+    ///
+    /// Thread-safety: any thread; from another thread it takes effect before the loop's next turn.
+    public func remove(_ timer: RunLoopTimer, forMode mode: RunLoop.Mode) {
+        guard timer.detach(from: self, mode: mode) else { return }
+        if isCurrentThread { syncTimer(timer); return }
+        onOwner { $0.syncTimer(timer) }
+    }
+
+    /// Whether `timer` is scheduled in this loop in `mode`, directly or through `.common`
+    /// (`CFRunLoopContainsTimer`), with the adds and removes made so far; false once it is invalid.
+    ///
+    /// Thread-safety: any thread.
+    public func contains(_ timer: RunLoopTimer, inMode mode: RunLoop.Mode) -> Bool {
+        let (first, more) = timer.modes(in: self)
+        guard let first else { return false }
+        if first == mode || more.contains(mode) { return true }
+        return mode != .common && (first == .common || more.contains(.common)) && commonModes.contains(mode)
+    }
+
+    /// Owner: makes the loop's registration of `timer` agree with its modes as they now stand
+    /// (added, moved between groups, or unregistered when it is in no mode any more).
+    private func syncTimer(_ timer: RunLoopTimer) {
         guard timer.isValid else { return }
-        if inbox.withLock({ $0.isShutDown }) { timer.invalidate(); return }
-        if let group = timer.group {
-            let modes = group.modes.inserting(mode)
-            guard modes != group.modes else { return }
-            move(timer, to: sourceGroup(for: modes))
+        if ownerShutDown { timer.invalidate(); return }
+        let (first, more) = timer.modes(in: self)
+        guard let first else {
+            if timer.group != nil { unregisterTimer(timer) }
+            return
+        }
+        let group = more.isEmpty ? sourceGroup(forMode: first) : sourceGroup(for: ModeSet(more.union([first])))
+        if let current = timer.group {
+            if current !== group { move(timer, to: group) }
         } else {
-            timer.group = sourceGroup(forMode: mode)
+            timer.group = group
             timers[ObjectIdentifier(timer)] = timer
             schedule(timer)
         }
@@ -109,6 +138,7 @@ extension PortRunLoop {
     /// "firing" guard). When the block returns, a repeating timer moves on by whole intervals past
     /// the clock read then, and a one-shot timer is invalidated, unless its fire date was set since
     /// it was scheduled (by the block or by another thread), which re-arms it for that date.
+    @discardableResult
     func fireDueTimers() -> Bool {
         guard nextTimerDue() != .infinity else { return false }
         var handled = false

@@ -160,6 +160,9 @@ public final class PortRunLoop: @unchecked Sendable {
     /// producer reads per hand-off (``inbox``, ``workHint``, the owner) each write would take
     /// their cache line away from the producers' CPUs.
     let runningEpoch = Atomic<UInt64>(0)
+    /// True while the loop's thread blocks in its wait (``isWaiting``): written by the loop around
+    /// each sleep, read from any thread.
+    let sleeping = Atomic<Bool>(false)
     /// ``metricsDelegate`` as this thread knows it (taken from the inbox when it changes).
     @exclusivity(unchecked) var ownerMetricsDelegate: (any LoopMetricsDelegate)?
     /// ``logger`` as this thread knows it (taken from the inbox when it next collects work).
@@ -180,6 +183,10 @@ public final class PortRunLoop: @unchecked Sendable {
     @exclusivity(unchecked) var nextObserverSequence: UInt64 = 0
     /// The last observers-of-a-mode answer.
     @exclusivity(unchecked) var lastObserverLookup: (mode: RunLoop.Mode, generation: Int, groupsGeneration: Int, observers: [RunLoopObserver])?
+    /// The Foundation `Timer`s fired by this loop, by `Timer` (Loop/PortRunLoop+FoundationTimers.swift).
+    @exclusivity(unchecked) var foundationTimers: [ObjectIdentifier: FoundationTimerDriver] = [:]
+    /// The before-sleep check of ``foundationTimers``, added with the first and removed with the last.
+    @exclusivity(unchecked) var foundationTimerCheck: BeforeWaitingObserver?
     /// Where this loop's stream connections read (``StreamReadBuffer``), made at the first read.
     @exclusivity(unchecked) var streamReadBuffer = StreamReadBuffer()
 

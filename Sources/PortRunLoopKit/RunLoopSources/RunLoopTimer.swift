@@ -25,6 +25,18 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         /// Moves each time ``fireDate`` is set, so the loop can tell a block that re-armed its timer.
         var fireDateVersion: UInt64 = 0
         var loop: PortRunLoop?
+        /// The modes it was added to in ``loop`` and not removed from since: the first one, and
+        /// any others (a timer in one mode, the usual case, allocates nothing for its modes).
+        var firstMode: RunLoop.Mode?
+        var moreModes: Set<RunLoop.Mode> = []
+
+        mutating func insert(_ mode: RunLoop.Mode) {
+            if firstMode == nil { firstMode = mode } else if firstMode != mode { moreModes.insert(mode) }
+        }
+
+        mutating func remove(_ mode: RunLoop.Mode) {
+            if firstMode == mode { firstMode = moreModes.popFirst() } else { moreModes.remove(mode) }
+        }
     }
 
     private let state: TracedMutex<State>
@@ -160,7 +172,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Loop side
 
-    func attach(to loop: PortRunLoop) -> Bool {
+    func attach(to loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
         state.withLock { state in
             guard !gate.isClosed else { return false }
             if let current = state.loop {
@@ -168,8 +180,24 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
                              "PortRunLoop.add(_:forMode:): this RunLoopTimer is already scheduled in another PortRunLoop ('\(current.name)'); a timer belongs to one loop")
             }
             state.loop = loop
+            state.insert(mode)
             return true
         }
+    }
+
+    /// Takes `mode` out of the timer's modes in `loop`; false when it was not in it.
+    func detach(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
+        state.withLock { state in
+            guard state.loop === loop, state.firstMode == mode || state.moreModes.contains(mode) else { return false }
+            state.remove(mode)
+            return true
+        }
+    }
+
+    /// Its modes in `loop` as the adds and removes made so far leave them: (first, others); the
+    /// first is nil when it is in none.
+    func modes(in loop: PortRunLoop) -> (first: RunLoop.Mode?, more: Set<RunLoop.Mode>) {
+        state.withLock { state in state.loop === loop && !gate.isClosed ? (state.firstMode, state.moreModes) : (nil, []) }
     }
 
     /// Owner thread of its loop, once the timer's block returned: whether the timer is to be

@@ -47,6 +47,9 @@ final class ModelHarness: @unchecked Sendable {
     struct Frame {
         let mode: ModelMode
         var handled = false
+        /// Something that ends a run returning after a handled source: a message, a block, an fd;
+        /// not a timer (R3, CFRunLoop's `sourceHandledThisLoop`).
+        var handledSource = false
         var stopCalled = false
         var queuedSomething = false
     }
@@ -144,6 +147,7 @@ final class ModelHarness: @unchecked Sendable {
         trace.append("\(depth)→ delivered p\(p) #\(id)")
         guard let mode = checkMode("delivery of p\(p) #\(id)") else { return }
         frames[frames.count - 1].handled = true
+        frames[frames.count - 1].handledSource = true
         var model = portModels[p]
         if !model.valid { violation("p\(p) #\(id) delivered after invalidate(p\(p)) returned (M7)") }
         if !inMode(model.modes, mode) {
@@ -180,6 +184,7 @@ final class ModelHarness: @unchecked Sendable {
         trace.append("\(depth)→ perform #\(id) ran")
         guard let mode = checkMode("perform #\(id)") else { return }
         frames[frames.count - 1].handled = true
+        frames[frames.count - 1].handledSource = true
         guard let index = pending.firstIndex(where: { $0.id == id }) else {
             violation("perform #\(id) ran although it was not pending (ran twice?) (P1)")
             return
@@ -217,6 +222,7 @@ final class ModelHarness: @unchecked Sendable {
         trace.append("\(depth)→ pipe handler (read \(n))")
         guard let mode = checkMode("fd handler") else { return }
         frames[frames.count - 1].handled = true
+        frames[frames.count - 1].handledSource = true
         if pipeCancelled { violation("fd handler called after cancel() returned (F3)") }
         if !inMode(pipeModes, mode) { violation("fd handler called in \(mode), not one of its modes (F2)") }
         pipeCalls += 1
@@ -366,7 +372,7 @@ final class ModelHarness: @unchecked Sendable {
             var expected: RunLoopRunResult
             if wasEmpty { expected = .finished }
             else if frame.stopCalled { expected = .stopped }
-            else if rash && frame.handled { expected = .handledSource }
+            else if rash && frame.handledSource { expected = .handledSource }
             else if modeIsEmpty(mode) { expected = .finished }
             else { expected = .timedOut }
             // Work queued during the run may still sit in the inbox, which makes the loop (soundly)
