@@ -483,8 +483,8 @@ def first_send_interleaved_table(run, label):
 
 # The echo server's rows: (configuration, benchmark name suffixes in display order).
 ECHO_ROWS = [
-    ("1 loop, 1000 connections", ["NIO", "Ours", "Streams"]),
-    ("1 loop, 100 connections", ["Conn100.NIO", "Conn100.Ours", "Conn100.Streams"]),
+    ("1 loop, 1000 connections", ["NIO", "Ours", "Streams", "Bufferevent"]),
+    ("1 loop, 100 connections", ["Conn100.NIO", "Conn100.Ours", "Conn100.Streams", "Conn100.Bufferevent"]),
     ("1 loop, 100 connections + 10k idle", ["Idle10k.Streams"]),
     ("2 loops, 1000 connections", ["TwoLoops.NIO", "TwoLoops.Streams"]),
 ]
@@ -505,7 +505,7 @@ def echo_cpu(r):
 
 def echo_table(run, label):
     lines = [f"#### Echo server ({label}): 64-byte requests from 2 C client threads; `Ours` on fd sources, "
-             "`Streams` on StreamListener/StreamConnection", "",
+             "`Streams` on StreamListener/StreamConnection, `Bufferevent` on libevent's evconnlistener and bufferevents (C)", "",
              "| configuration | peer | requests/s p50 | p99 latency µs (p50 of samples) | server CPU µs/request | "
              "mallocs/request | ctx switches/request |",
              "|:--|:--|--:|--:|--:|--:|--:|"]
@@ -541,6 +541,11 @@ def stream_echo_targets(run, label, row):
         if streams and raw and echo_cpu(streams) and echo_cpu(raw):
             x = echo_cpu(streams) / echo_cpu(raw)
             row(f"stream echo server CPU per request ≤ 1.1× the raw fd-source server ({what})", label, f"{x:.2f}×", x <= 1.1)
+        buffered = get(f"{prefix}Bufferevent")
+        if streams and buffered and echo_cpu(streams) and echo_cpu(buffered):
+            # Why the connections are hand-written rather than libevent's bufferevents (StreamSockets).
+            x = echo_cpu(streams) / echo_cpu(buffered)
+            row(f"stream echo server CPU per request ≤ 1.0× libevent's bufferevent server ({what})", label, f"{x:.2f}×", x <= 1.0)
     streams, nio = get("TwoLoops.Streams"), get("TwoLoops.NIO")
     if streams and nio and echo_rps(streams) and echo_rps(nio):
         x = echo_rps(streams) / echo_rps(nio)

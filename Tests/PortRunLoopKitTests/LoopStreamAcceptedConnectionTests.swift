@@ -69,10 +69,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let answer = try onFreshThread { () -> String in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             var answer: [UInt8] = []
             recorder.reaction = { _, stream, event in

@@ -25,10 +25,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             var read: [UInt8] = []
             var afterClose = ""
@@ -69,10 +66,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             reader.open()
             writer.open()
             guard runLoop(loop, until: { writer.hasSpaceAvailable }) else { return ["never open"] }

@@ -63,10 +63,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             let chunk = [UInt8](repeating: 1, count: 1024)
             recorder.reaction = { recorder, stream, event in

@@ -14,10 +14,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             var problems: [String] = []
             for stream in [reader, writer] as [LoopStream] {
@@ -133,10 +130,7 @@ import PortRunLoopTestSupport
         let port = try #require(words.firstIndex(of: "PORT").flatMap { Int(words[$0 + 1]) })
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             var read: [UInt8] = []
             recorder.reaction = { _, stream, event in

@@ -19,10 +19,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             recorder.reaction = { recorder, stream, event in
                 if stream === writer, event == .hasSpaceAvailable, recorder.count("space", in: recorder.output) == 1 {
@@ -55,10 +52,7 @@ import PortRunLoopTestSupport
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
             let mode = Self.inputMode
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             for stream in [reader, writer] as [LoopStream] {
                 stream.delegate = recorder
@@ -92,10 +86,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             let recorder = StreamEventRecorder(loop: loop)
             reader.delegate = recorder
             writer.delegate = recorder

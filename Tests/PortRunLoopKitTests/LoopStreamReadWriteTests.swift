@@ -82,10 +82,7 @@ import PortRunLoopTestSupport
         let port = server.port
         let result = try onFreshThread { () -> [String] in
             let loop = PortRunLoop.current
-            var input: LoopInputStream?
-            var output: LoopOutputStream?
-            LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
-            let (reader, writer) = (input!, output!)
+            let (reader, writer) = streamPair(toPort: port)
             var byte: UInt8 = 7
             var codes: [String] = []
             func note(_ label: String) {

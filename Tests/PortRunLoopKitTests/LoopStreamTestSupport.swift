@@ -74,6 +74,14 @@ func writeSome(_ output: LoopOutputStream, _ bytes: [UInt8]) -> Int {
 
 /// The server side of a stream test: a listener on its own loop thread, and the connections it
 /// accepted (touched on that thread only), which the test reaches through ``onServer(_:)``.
+/// A stream pair to `127.0.0.1:port` (``LoopStream/getStreamsToHost(withName:port:inputStream:outputStream:)``).
+func streamPair(toPort port: Int) -> (LoopInputStream, LoopOutputStream) {
+    var input: LoopInputStream?
+    var output: LoopOutputStream?
+    LoopStream.getStreamsToHost(withName: "127.0.0.1", port: port, inputStream: &input, outputStream: &output)
+    return (input!, output!)
+}
+
 final class StreamTestServer: @unchecked Sendable {
     let thread: RunLoopThread
     private(set) var listener: StreamListener!

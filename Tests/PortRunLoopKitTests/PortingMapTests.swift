@@ -7,14 +7,6 @@ import Testing
 /// (`public`/`open` types, and their `public`/`open` members declared directly in their bodies or
 /// extensions).
 @Suite(.timeLimit(.minutes(1))) struct PortingMapTests {
-    /// Stream-socket types, mapped in a section of their own kept on another line of work: tolerated
-    /// missing (and tolerated present). Trim once their rows are in the map.
-    static let streamTypes: Set<String> = [
-        "SocketEndpoint", "StreamConnection", "StreamConnection.Options", "StreamConnectionError",
-        "StreamConnectionEvent", "StreamListener", "StreamListener.Options", "StreamListener.Statistics",
-        "TLSFailure", "TLSFailure.Kind",
-    ]
-
     /// Members that only satisfy a standard protocol (printing, hashing, sequences, executors,
     /// option sets): not API to port to.
     static let witnesses: Set<String> = [
@@ -36,20 +28,16 @@ import Testing
             "Sources/PortRunLoopKit/PortRunLoopKit.docc/PortingFromCocoa.md"), encoding: .utf8)
         let links = Self.symbolLinks(in: article, types: api.types)
 
-        let isStream = { (symbol: String) in
-            Self.streamTypes.contains(String(symbol.split(separator: "/")[0]))
-        }
         let wanted = api.types.union(api.members.filter { symbol in
             let name = String(symbol.split(separator: "/")[1])
             return !Self.witnesses.contains(name) && !Self.executorWitnesses.contains(symbol)
         })
         let mentioned = Set(links.map(\.symbol)).union(links.map(\.type))
-        let missing = wanted.filter { !mentioned.contains($0) && !isStream($0) }.sorted()
+        let missing = wanted.filter { !mentioned.contains($0) }.sorted()
         #expect(missing.isEmpty, "public symbols missing from PortingFromCocoa.md: \(missing)")
 
         let unknown = links.filter { link in
-            guard !isStream(link.symbol) else { return false }
-            return link.symbol == link.type ? !api.types.contains(link.type)
+            link.symbol == link.type ? !api.types.contains(link.type)
                 : !api.members.contains(link.symbol) && !api.cases.contains(link.symbol)
         }.map(\.text)
         #expect(unknown.isEmpty, "PortingFromCocoa.md names symbols that do not exist: \(unknown)")
@@ -150,7 +138,7 @@ struct PublicAPI {
     private static let attributes = #"^\s*(?:@[\w.]+(?:\([^)]*\))?\s+)*"#
     private static let typePattern = (attributes + #"(?:public|open)\s+(?:final\s+)?(?:class|struct|enum|protocol|actor)\s+(\w+)"#)
     private static let extensionPattern = (#"^\s*(?:public\s+)?extension\s+([\w.]+)"#)
-    private static let memberPattern = (attributes + #"(?:public|open)\s+(?:\w+\(set\)\s+)?(?:(?:static|final|override|convenience|nonisolated|mutating|required|class|dynamic|lazy)\s+)*(func|var|let|init|subscript|typealias)\b\s*(\w*)"#)
+    private static let memberPattern = (attributes + #"(?:public|open)\s+(?:\w+\(set\)\s+)?(?:(?:static|final|override|convenience|nonisolated|mutating|required|class|dynamic|lazy|weak|unowned)\s+)*(func|var|let|init|subscript|typealias)\b\s*(\w*)"#)
     private static let keywords: Set<String> = ["var", "let", "func", "init", "subscript"]
 
     private static func read(_ file: String, types: inout Set<String>, members: inout [(owner: String, member: String)],
@@ -159,6 +147,9 @@ struct PublicAPI {
         let extensionDeclaration = try! Regex(extensionPattern)
         let memberDeclaration = try! Regex(memberPattern)
         let caseDeclaration = try! Regex(#"^\s*(?:indirect\s+)?case\s+(\w+)"#)
+        // A public protocol's requirements are public without the word.
+        let requirementDeclaration = try! Regex(#"^\s*(?:(?:static|mutating)\s+)*(?:func|var)\s+(\w+)"#)
+        var protocols: Set<String> = []
         var stack: [(name: String, depth: Int)] = []
         var depth = 0
         var pending: String?
@@ -169,6 +160,7 @@ struct PublicAPI {
                !keywords.contains(name) {
                 let full = stack.last.map { "\($0.name).\(name)" } ?? name
                 types.insert(full)
+                if line.contains("protocol ") { protocols.insert(full) }
                 opened = full
             } else if let match = line.firstMatch(of: extensionDeclaration), let name = match.output[1].substring {
                 opened = String(name)
@@ -176,6 +168,9 @@ struct PublicAPI {
                       let kind = match.output[1].substring {
                 let name = kind == "init" || kind == "subscript" ? String(kind) : String(match.output[2].substring ?? "")
                 if !name.isEmpty { members.append((owner.name, name)) }
+            } else if let owner = stack.last, protocols.contains(owner.name), depth == owner.depth + 1,
+                      let match = line.firstMatch(of: requirementDeclaration), let name = match.output[1].substring {
+                members.append((owner.name, String(name)))
             } else if let match = line.firstMatch(of: caseDeclaration), let owner = stack.last, depth == owner.depth + 1,
                       let name = match.output[1].substring {
                 cases.append((owner.name, String(name)))

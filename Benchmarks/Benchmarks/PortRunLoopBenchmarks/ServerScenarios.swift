@@ -68,10 +68,12 @@ func registerServerScenarios() {
 
     // EchoServer.<peer>: a TCP echo server with one loop thread, 1000 client connections;
     // EchoServer.Conn100.<peer>: the same with 100. `Ours` on hand-written fd sources, `Streams` on
-    // StreamListener and StreamConnection.
+    // StreamListener and StreamConnection, `Bufferevent` on libevent's evconnlistener and
+    // bufferevents (the buffered layer libevent ships, in C).
     for (prefix, connections) in [("", Scenarios.echoConnections), ("Conn100.", 100)] {
         Scenarios.echoServer("\(prefix)Ours", connections: connections) { try PortRunLoopEchoServer() }
         Scenarios.echoServer("\(prefix)Streams", connections: connections) { try StreamEchoServer() }
+        Scenarios.echoServer("\(prefix)Bufferevent", connections: connections) { try BuffereventEchoServer() }
         Scenarios.echoServer("\(prefix)NIO", connections: connections) { try NIOEchoServer() }
     }
     // EchoServer.TwoLoops.<peer>: the server on two loop threads, 1000 connections.

@@ -10,9 +10,12 @@ extension LoopStream {
     /// puts the opened streams in `.error` with the ``StreamConnectionError``.
     ///
     /// - Parameters:
+    ///   - endpoint: where to connect.
     ///   - options: the connection's buffering and socket options (half-closure is always on:
     ///     each stream of the pair closes its own direction).
     ///   - timeout: the connect's deadline, name resolution included, counted from the first open.
+    ///   - inputStream: set to the pair's input stream.
+    ///   - outputStream: set to the pair's output stream.
     ///
     /// Thread-safety: any thread; the streams bind to a loop at their first schedule or open.
     public static func getStreams(to endpoint: SocketEndpoint, options: StreamConnection.Options = StreamConnection.Options(),

@@ -4,6 +4,7 @@
 #ifndef PORTRUNLOOP_CBENCHNATIVE_H
 #define PORTRUNLOOP_CBENCHNATIVE_H
 
+#include "cbench_bufferevent_echo.h"
 #include "cbench_bus_dbus.h"
 #include "cbench_bus_redis.h"
 #include "cbench_clock.h"

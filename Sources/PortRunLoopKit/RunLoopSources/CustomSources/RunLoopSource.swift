@@ -23,13 +23,8 @@ public final class RunLoopSource: @unchecked Sendable {
     let cancelHandler: (@Sendable (PortRunLoop, RunLoop.Mode) -> Void)?
     let performHandler: @Sendable (RunLoopSource) -> Void
 
-    private struct State {
-        var loop: PortRunLoop?
-        var modes: Set<RunLoop.Mode> = []
-    }
-
-    private let state = TracedMutex(State())
-    private let valid = Atomic<Bool>(true)
+    /// The loop and modes it stands added to, and its validity.
+    let membership = LoopMembership(typeName: "RunLoopSource", noun: "a source")
     /// The monotonic time of the latest signal (its bit pattern: positive doubles order as their
     /// bits do), 0 while the source is not signalled.
     let signalStamp = Atomic<UInt64>(0)
@@ -68,7 +63,7 @@ public final class RunLoopSource: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public func signal() {
-        guard valid.load(ordering: .relaxed) else { return }
+        guard membership.isValid else { return }
         signalStamp.store(System.monotonicSeconds().bitPattern, ordering: .releasing)
     }
 
@@ -80,7 +75,7 @@ public final class RunLoopSource: @unchecked Sendable {
     /// False once invalidated.
     ///
     /// Thread-safety: any thread.
-    public var isValid: Bool { valid.load(ordering: .acquiring) }
+    public var isValid: Bool { membership.isValid }
 
     /// Clears the signal and removes the source from its loop in every mode, calling `cancel` for
     /// each (`CFRunLoopSourceInvalidate`). Idempotent.
@@ -88,39 +83,15 @@ public final class RunLoopSource: @unchecked Sendable {
     /// Thread-safety: any thread, including from its own `perform`; on the loop's thread the
     /// source is gone when this returns, from another thread before the loop's next turn.
     public func invalidate() {
-        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        let (wasValid, loop) = membership.invalidate()
+        guard wasValid else { return }
         signalStamp.store(0, ordering: .releasing)
-        let loop = state.withLock { state -> PortRunLoop? in
-            defer { state.loop = nil; state.modes = [] }
-            return state.loop
-        }
         loop?.onOwner { $0.syncSource(self) }
     }
 
     // MARK: Loop side
 
-    func attach(to loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
-        state.withLock { state in
-            guard valid.load(ordering: .acquiring) else { return false }
-            if let current = state.loop {
-                precondition(current === loop,
-                             "PortRunLoop.add(_:forMode:): this RunLoopSource is already added to another PortRunLoop ('\(current.name)'); a source belongs to one loop")
-            }
-            state.loop = loop
-            state.modes.insert(mode)
-            return true
-        }
-    }
-
-    func detach(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
-        state.withLock { state in
-            guard state.loop === loop, state.modes.remove(mode) != nil else { return false }
-            if state.modes.isEmpty { state.loop = nil }
-            return true
-        }
-    }
-
-    func modes(in loop: PortRunLoop) -> Set<RunLoop.Mode> {
-        state.withLock { $0.loop === loop ? $0.modes : [] }
-    }
+    func attach(to loop: PortRunLoop, mode: RunLoop.Mode) -> Bool { membership.attach(to: loop, mode: mode) }
+    func detach(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool { membership.detach(from: loop, mode: mode) }
+    func modes(in loop: PortRunLoop) -> Set<RunLoop.Mode> { membership.modes(in: loop) }
 }

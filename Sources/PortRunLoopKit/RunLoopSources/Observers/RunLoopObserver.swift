@@ -30,14 +30,8 @@ public final class RunLoopObserver: @unchecked Sendable {
 
     let handler: @Sendable (RunLoopObserver, RunLoopActivity) -> Void
 
-    private struct State {
-        var loop: PortRunLoop?
-        /// The modes it was added to, as added (`.common` stands for the loop's common modes).
-        var modes: Set<RunLoop.Mode> = []
-    }
-
-    private let state = TracedMutex(State())
-    private let valid = Atomic<Bool>(true)
+    /// The loop and modes it stands added to, and its validity.
+    let membership = LoopMembership(typeName: "RunLoopObserver", noun: "an observer")
 
     // MARK: Its place in its loop (the loop's thread only; see RunLoopTimer for the pattern)
 
@@ -68,7 +62,7 @@ public final class RunLoopObserver: @unchecked Sendable {
     /// False once invalidated (or, when it does not repeat, once it was called).
     ///
     /// Thread-safety: any thread.
-    public var isValid: Bool { valid.load(ordering: .acquiring) }
+    public var isValid: Bool { membership.isValid }
 
     /// Removes the observer from its loop, in every mode (`CFRunLoopObserverInvalidate`). Once this
     /// returns on the loop's thread the handler is not called again; from another thread, not after
@@ -76,42 +70,14 @@ public final class RunLoopObserver: @unchecked Sendable {
     ///
     /// Thread-safety: any thread, including from inside its own handler.
     public func invalidate() {
-        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        let loop = state.withLock { state -> PortRunLoop? in
-            defer { state.loop = nil; state.modes = [] }
-            return state.loop
-        }
+        let (wasValid, loop) = membership.invalidate()
+        guard wasValid else { return }
         loop?.onOwner { $0.syncObserver(self) }
     }
 
     // MARK: Loop side
 
-    /// Records `mode` for `loop`: false for an invalidated observer. One loop per observer.
-    func attach(to loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
-        state.withLock { state in
-            guard valid.load(ordering: .acquiring) else { return false }
-            if let current = state.loop {
-                precondition(current === loop,
-                             "PortRunLoop.add(_:forMode:): this RunLoopObserver is already added to another PortRunLoop ('\(current.name)'); an observer belongs to one loop")
-            }
-            state.loop = loop
-            state.modes.insert(mode)
-            return true
-        }
-    }
-
-    /// Forgets `mode` for `loop`: false when it was not added there. Removed from its last mode, it
-    /// may be added to another loop.
-    func detach(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool {
-        state.withLock { state in
-            guard state.loop === loop, state.modes.remove(mode) != nil else { return false }
-            if state.modes.isEmpty { state.loop = nil }
-            return true
-        }
-    }
-
-    /// The modes it stands added to in `loop` (empty when none, or invalidated).
-    func modes(in loop: PortRunLoop) -> Set<RunLoop.Mode> {
-        state.withLock { $0.loop === loop ? $0.modes : [] }
-    }
+    func attach(to loop: PortRunLoop, mode: RunLoop.Mode) -> Bool { membership.attach(to: loop, mode: mode) }
+    func detach(from loop: PortRunLoop, mode: RunLoop.Mode) -> Bool { membership.detach(from: loop, mode: mode) }
+    func modes(in loop: PortRunLoop) -> Set<RunLoop.Mode> { membership.modes(in: loop) }
 }
