@@ -40,23 +40,7 @@ import Testing
     }
 
     @Test func readmeCodeBlockMatchesThisFile() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let test = try String(contentsOf: here, encoding: .utf8)
-        func normalized(_ lines: some Sequence<Substring>) -> [String] {
-            lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        let begin = "// README echo example " + "begins", end = "// README echo example " + "ends"
-        let testLines = test.split(separator: "\n", omittingEmptySubsequences: false)
-        let from = try #require(testLines.firstIndex { $0.contains(begin) })
-        let to = try #require(testLines.firstIndex { $0.contains(end) })
-        let fromTest = normalized(testLines[(from + 1)..<to])
-        let section = try #require(readme.components(separatedBy: "## A TCP echo server\n").dropFirst().first)
-        let block = try #require(section.components(separatedBy: "```swift\n").dropFirst().first?
-            .components(separatedBy: "```").first)
-        let fromReadme = normalized(block.split(separator: "\n", omittingEmptySubsequences: false))
-            .filter { !$0.hasPrefix("import ") }
-        #expect(fromReadme == fromTest)
+        let (test, readme) = try ReadmeCodeBlocks.compare(testFile: #filePath, marker: "README echo example", heading: "## A TCP echo server")
+        #expect(readme == test)
     }
 }

@@ -30,22 +30,7 @@ import Testing
     }
 
     @Test func readmeCodeBlockMatchesThisFile() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let test = try String(contentsOf: here, encoding: .utf8)
-        func normalized(_ lines: some Sequence<Substring>) -> [String] {
-            lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        let begin = "// README example " + "begins", end = "// README example " + "ends"
-        let testLines = test.split(separator: "\n", omittingEmptySubsequences: false)
-        let from = try #require(testLines.firstIndex { $0.contains(begin) })
-        let to = try #require(testLines.firstIndex { $0.contains(end) })
-        let fromTest = normalized(testLines[(from + 1)..<to])
-        let block = try #require(readme.components(separatedBy: "## Example\n\n```swift\n").dropFirst().first?
-            .components(separatedBy: "```").first)
-        let fromReadme = normalized(block.split(separator: "\n", omittingEmptySubsequences: false))
-            .filter { !$0.hasPrefix("import ") }
-        #expect(fromReadme == fromTest)
+        let (test, readme) = try ReadmeCodeBlocks.compare(testFile: #filePath, marker: "README example", heading: "## Example")
+        #expect(readme == test)
     }
 }

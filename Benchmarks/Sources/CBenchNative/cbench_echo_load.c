@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cbench_echo_load.h"
 #include "cbench_clock.h"
+#include "cbench_sockets.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,17 +46,9 @@ struct cbench_echo_load {
 };
 
 static int connect_one(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = cbench_tcp_connect_loopback(port, 0);
     if (fd < 0) return -1;
-    struct sockaddr_in address;
-    memset(&address, 0, sizeof address);
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons((unsigned short)port);
-    int one = 1;
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0
-        || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0
-        || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
         int saved = errno;
         close(fd);
         errno = saved;

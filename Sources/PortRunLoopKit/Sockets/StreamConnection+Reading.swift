@@ -65,8 +65,8 @@ extension StreamConnection {
     /// announced by no readiness: when a turn's share of reads ended with some left, or reading
     /// resumes with some, they are read by a block queued for the next turn.
     func readBufferedInputLater() {
-        guard phase == .open, !isReadingPaused, !inputEnded, !closesAfterFlush,
-              let transport, transport.hasBufferedInput else { return }
+        guard let transport, phase == .open, !isReadingPaused, !inputEnded, !closesAfterFlush,
+              transport.hasBufferedInput else { return }
         let box = LoopConfined(self)
         _ = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.handleReady(.read) }))
     }

@@ -68,7 +68,7 @@ public final class StreamConnection {
     let modes: [RunLoop.Mode]
     /// ``modes`` as the loop's queue takes them: events reported later run in these modes only.
     let modeSet: ModeSet
-    var outbound = OutboundBytes()
+    var outbound = ByteQueue()
     /// Readiness interest as last given to the fd source.
     var interest: FileDescriptorSource.Events = []
     /// What the transport's last read or write waited for (plain sockets: read and write).

@@ -15,16 +15,12 @@ import Foundation
 /// Thread-safety: not `Sendable`; the stream's loop thread (see ``LoopStream``).
 public final class LoopInputStream: LoopStream {
     /// Bytes read from the connection and not yet from the stream.
-    private var buffered = OutboundBytes()
+    private var buffered = ByteQueue()
     private var peerEnded = false
     private var readingPaused = false
     /// A `.hasBytesAvailable` was delivered and the client has not read since.
     private var bytesAvailableDelivered = false
     private var endDelivered = false
-
-    override init(socket: LoopStreamSocket) {
-        super.init(socket: socket)
-    }
 
     /// Copies up to `len` buffered bytes into `buffer`.
     ///

@@ -16,10 +16,6 @@ public final class LoopOutputStream: LoopStream {
     private var spaceAvailableDelivered = false
     private var endDelivered = false
 
-    override init(socket: LoopStreamSocket) {
-        super.init(socket: socket)
-    }
-
     /// Hands up to `len` bytes of `buffer` to the connection (at most its high-water mark's worth
     /// per call), which sends them in order, straight to the kernel when nothing is queued.
     ///

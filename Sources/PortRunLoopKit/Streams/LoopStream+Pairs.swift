@@ -24,12 +24,7 @@ extension LoopStream {
         precondition(!timeout.isNaN, "LoopStream.getStreams(to:): the timeout is NaN")
         let socket = LoopStreamSocket(origin: .endpoint(endpoint, timeout: timeout), options: options,
                                       inputLimit: connectedInputLimit, servesInput: true, servesOutput: true)
-        let input = LoopInputStream(socket: socket)
-        let output = LoopOutputStream(socket: socket)
-        socket.input = input
-        socket.output = output
-        inputStream = input
-        outputStream = output
+        (inputStream, outputStream) = streams(sharing: socket)
     }
 
     /// A pair of streams to TCP port `port` of `hostname` (a name, or a numeric IPv4 or IPv6
@@ -66,10 +61,7 @@ extension LoopStream {
         connection.loop.preconditionOnLoopThread("LoopStream.getStreams(over:)")
         let socket = LoopStreamSocket(origin: .adopted, options: connection.options,
                                       inputLimit: connectedInputLimit, servesInput: true, servesOutput: true)
-        let input = LoopInputStream(socket: socket)
-        let output = LoopOutputStream(socket: socket)
-        socket.input = input
-        socket.output = output
+        let (input, output) = streams(sharing: socket)
         socket.adopt(connection)
         inputStream = input
         outputStream = output
@@ -116,5 +108,14 @@ extension LoopStream {
         writingSocket.output = output
         inputStream = input
         outputStream = output
+    }
+
+    /// The two streams of one socket, linked to it.
+    private static func streams(sharing socket: LoopStreamSocket) -> (LoopInputStream, LoopOutputStream) {
+        let input = LoopInputStream(socket: socket)
+        let output = LoopOutputStream(socket: socket)
+        socket.input = input
+        socket.output = output
+        return (input, output)
     }
 }

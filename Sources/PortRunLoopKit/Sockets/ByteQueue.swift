@@ -1,13 +1,14 @@
-/// A connection's outbound queue: the bytes a write could not hand to the kernel at once, in
-/// order. One contiguous allocation, kept while the connection writes (a partial write and the
-/// flush that follows allocate nothing once it exists) and let go when it drains past
-/// ``retainedCapacity``, so an idle connection holds none.
+/// Bytes in order, appended at one end and consumed from the other: a connection's outbound queue
+/// (what a write could not hand to the kernel at once) and a stream pair's input buffer (what was
+/// read and not yet taken). One contiguous allocation, kept while bytes come and go (a partial
+/// write and the flush that follows allocate nothing once it exists) and let go when it drains
+/// past ``retainedCapacity``, so an idle connection holds none.
 ///
 /// Bytes are appended at the tail and consumed from the head; when the tail has no room, the
 /// live bytes move to the front before the allocation grows (amortised O(1) per byte).
 ///
-/// Thread-safety: the owning connection's loop thread only.
-struct OutboundBytes: ~Copyable {
+/// Thread-safety: its owner's loop thread only.
+struct ByteQueue: ~Copyable {
     /// Capacity kept after a drain: room for one high-water mark's worth of a busy connection.
     static let retainedCapacity = 64 * 1024
 
