@@ -71,6 +71,21 @@ final class CrossProcessProbeProcess: @unchecked Sendable {
     /// The lines starting with `prefix`.
     func lines(startingWith prefix: String) -> [String] { printed.filter { $0.hasPrefix(prefix) } }
 
+    /// Writes `command` to the probe's standard input and waits (at most `seconds`) for the answer:
+    /// the next line starting with `prefix` printed after the lines already there.
+    func ask(_ command: String, answerStartsWith prefix: String, seconds: Double = 10) -> String? {
+        let before = lines(startingWith: prefix).count
+        tell(command)
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        changed.lock()
+        defer { changed.unlock() }
+        while true {
+            let answers = lines(startingWith: prefix)
+            if answers.count > before { return answers[before] }
+            if !changed.wait(until: deadline) { return nil }
+        }
+    }
+
     /// Writes a line to the probe's standard input.
     func tell(_ line: String) {
         input.fileHandleForWriting.write(Data((line + "\n").utf8))

@@ -9,9 +9,10 @@
 //       "GONE <reason>" per peer that disconnected; `reply` answers each request with msgid+1000
 //       and the same components; `hold` keeps the owner loop busy until a line "go" arrives on
 //       standard input (messages are held meanwhile); a line "invalidate" invalidates the port
-//       (it stays running) and prints INVALIDATED; "stats" prints "STATS <statistics>"; "fdlimit"
-//       lowers the descriptor limit to the descriptors open (so `accept` fails with EMFILE) and
-//       prints LIMITED, "fdunlimit" restores it and prints UNLIMITED. A message carrying file descriptors prints
+//       (it stays running) and prints INVALIDATED; "stats" prints "STATS <statistics>"; "cpu"
+//       prints "CPU <microseconds>" (the process's CPU time so far); "fdlimit" lowers the
+//       descriptor limit to the descriptors open (so `accept` fails with EMFILE) and prints
+//       LIMITED, "fdunlimit" restores it and prints UNLIMITED. A message carrying file descriptors prints
 //       "FD <count> <text>", the text read through each (taken) descriptor until end of file;
 //       `replyfd` answers each request with msgid+2000 and the read end of a pipe holding "pong".
 //   CrossProcessProbe send <dir> <name> <count> <timeoutMs> [size]
@@ -102,6 +103,14 @@ case "publish":
     while let line = readLine() {
         if line == "go" { held.signal() }
         if line == "stats" { say("STATS \(published.statistics)") }
+        if line == "cpu" {
+            // The process's CPU time so far (user and system), in microseconds.
+            var usage = rusage()
+            guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { fail("getrusage: \(errno)") }
+            let micros = (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000
+                + Int(usage.ru_utime.tv_usec) + Int(usage.ru_stime.tv_usec)
+            say("CPU \(micros)")
+        }
         if line == "invalidate" { port.invalidate(); say("INVALIDATED") }
         if line == "fdlimit" {
             // The lowest free descriptor number: every one below it is open, so with the soft
