@@ -146,7 +146,12 @@ extension RedisTransport: RedisConnectionOwner {
             state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
         }
         state.readySince = nil
-        if !wasReady { state.firstSentinel += 1 }
+        if !wasReady, let sentinels = endpoint.sentinels {
+            state.firstSentinel = (state.firstSentinel + 1) % sentinels.addresses.count
+            logger.info("Redis master named by a sentinel could not be used", metadata: [
+                BusLogKey.endpoint: "\(endpoint)", RedisLogKey.master: "\(connection.target.address)", BusLogKey.reason: "\(connectionReason)",
+            ])
+        }
         if wasReady {
             state.lossReported = true
             logger.error("Redis connection lost; reconnecting", metadata: [

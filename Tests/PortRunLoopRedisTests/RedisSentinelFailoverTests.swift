@@ -107,8 +107,19 @@ import PortRunLoopTestSupport
         for member in [poster, observer] {
             let states = member.states.values.map(\.state)
             let replica = RedisSentinels.Address(host: "127.0.0.1", port: cluster.replica.port)
+            // Connected, lost, then (asking, the old master named and refused)*, the new master, connected.
+            #expect(states.count >= 4 && states.first == .connected && states.dropFirst().first?.isDisconnected == true, "\(states)")
             #expect(states.last == .connected, "\(states)")
-            #expect(states.contains(.masterChanged(replica)) || states.contains(.masterFound(replica)), "\(states)")
+            let arrival = states.dropLast().last
+            #expect(arrival == .masterChanged(replica) || arrival == .masterFound(replica), "\(states)")
+            for (index, state) in states.enumerated() {
+                if case .masterFound = state {
+                    guard case .askingSentinel? = states[safe: index - 1] else {
+                        Issue.record("a master found without a sentinel asked just before: \(states)")
+                        continue
+                    }
+                }
+            }
         }
     }
 
@@ -140,6 +151,11 @@ import PortRunLoopTestSupport
         #expect(metrics.reconnections == 1 && metrics.failedAttempts == 0, "\(metrics)")
         #expect(cluster.masterPort(accordingTo: cluster.sentinelPorts[1]) == cluster.replica.port)
     }
+}
+
+extension Array {
+    /// The element at `index`, or nil outside the array.
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
 }
 
 extension Duration {
