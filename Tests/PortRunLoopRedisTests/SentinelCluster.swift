@@ -27,10 +27,11 @@ final class SentinelCluster: @unchecked Sendable {
     /// Starts the master and the replica, waits for the replica to be in sync, then starts
     /// `sentinels` sentinels with `quorum`, and waits until each sees the replica and the others.
     init(sentinels: Int = 3, quorum: Int = 2) throws {
-        master = try RedisServer()
-        replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", "\(master.port)"])
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sentinels-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The replica's full sync goes through an RDB file: in the temporary directory, not the working one.
+        master = try RedisServer(extraArguments: ["--dir", directory.path])
+        replica = try RedisServer(extraArguments: ["--dir", directory.path, "--replicaof", "127.0.0.1", "\(master.port)"])
         // Sentinels learn of replicas from the master's INFO: at once when they connect, then every 10 s.
         let synced = Self.poll { Self.text(try Self.command(self.master.port, ["INFO", "replication"]))
             .contains("port=\(self.replica.port),state=online") }
