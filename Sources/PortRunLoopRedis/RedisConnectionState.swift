@@ -1,5 +1,9 @@
 /// Where a Redis transport's connection stands (``PortRunLoopBus/BusNotificationCenter/redisState``).
 ///
+/// An endpoint with ``RedisEndpoint/sentinels`` passes through three more states on its way to
+/// ``connected``: ``askingSentinel(_:)`` for each sentinel asked, then ``masterFound(_:)`` with
+/// the answer, or ``masterChanged(_:)`` when a sentinel announced a new master (`+switch-master`).
+///
 /// Thread-safety: a value type; `Sendable`.
 public enum RedisConnectionState: Sendable, Hashable, CustomStringConvertible {
     /// The first connection is being made.
@@ -11,6 +15,14 @@ public enum RedisConnectionState: Sendable, Hashable, CustomStringConvertible {
     case disconnected(String)
     /// The center was closed: nothing more is sent or received.
     case closed
+    /// The sentinel at this address is being asked for the master's address (sentinel endpoints).
+    case askingSentinel(RedisSentinels.Address)
+    /// A sentinel named the master at this address: the center connects to it and checks its
+    /// `ROLE` (sentinel endpoints).
+    case masterFound(RedisSentinels.Address)
+    /// A sentinel announced that the master moved to this address (`+switch-master`): the center
+    /// left the old one and connects to it, checking its `ROLE` (sentinel endpoints).
+    case masterChanged(RedisSentinels.Address)
 
     /// One line.
     ///
@@ -21,6 +33,9 @@ public enum RedisConnectionState: Sendable, Hashable, CustomStringConvertible {
         case .connected: "connected"
         case .disconnected(let reason): "disconnected (\(reason))"
         case .closed: "closed"
+        case .askingSentinel(let sentinel): "asking sentinel \(sentinel)"
+        case .masterFound(let master): "master is \(master)"
+        case .masterChanged(let master): "master changed to \(master) (switch-master)"
         }
     }
 }

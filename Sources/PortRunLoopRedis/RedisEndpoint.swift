@@ -1,21 +1,25 @@
 /// Where a Redis-backed ``PortRunLoopBus/BusNotificationCenter`` connects, and how it behaves
 /// while the server is away.
 ///
-/// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`.
+/// `BusNotificationCenter(redis: RedisEndpoint(host: "127.0.0.1", port: 6379), loop: loop)`, or,
+/// for a master that Redis Sentinel fails over,
+/// `RedisEndpoint(sentinels: [("10.0.0.5", 26379), ("10.0.0.6", 26379), ("10.0.0.7", 26379)], masterName: "mymaster")`
+/// (``sentinels``; <doc:RedisNotifications>, "Sentinel").
 /// TCP, without TLS; a server with a password (`requirepass`) or ACL users is reached with
 /// ``password`` and ``username`` (<doc:RedisNotifications>, "Operations"). A value out of range,
 /// given to the initialiser or set later, is a precondition failure naming the field.
 ///
 /// Thread-safety: a value type; `Sendable`.
 public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
-    /// The server's host name or IP address (e.g. `127.0.0.1`). A name is resolved by hiredis on
+    /// The server's host name or IP address (e.g. `127.0.0.1`); not used when ``sentinels`` is
+    /// set (the sentinels name the master). A name is resolved by hiredis on
     /// the loop's thread, with a blocking `getaddrinfo`, at every connection attempt (reconnections
     /// included): while the resolver waits the loop serves nothing, and ``connectTimeout`` does not
     /// bound it. A loop that must stay responsive when DNS is slow is given an address.
     ///
     /// Thread-safety: a value type.
     public var host: String { didSet { Self.check(host: host) } }
-    /// The server's TCP port.
+    /// The server's TCP port; not used when ``sentinels`` is set.
     ///
     /// Thread-safety: a value type.
     public var port: Int { didSet { Self.check(port: port) } }
@@ -66,6 +70,14 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
     ///
     /// Thread-safety: a value type.
     public var payloadFormat: RedisPayloadFormat = .binary
+    /// The Redis Sentinels that name the master, or nil to connect to ``host`` and ``port``. Set,
+    /// the center asks them for the master's address at every connection attempt, checks the
+    /// answer with `ROLE`, and follows `+switch-master` (<doc:RedisNotifications>, "Sentinel").
+    /// ``username`` and ``password`` are the master's; the sentinels' own password is
+    /// ``RedisSentinels/password``.
+    ///
+    /// Thread-safety: a value type.
+    public var sentinels: RedisSentinels?
 
     /// The default ``disconnectedPostLimit``.
     ///
@@ -114,6 +126,33 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
         self.password = password
     }
 
+    /// An endpoint whose master is named by Redis Sentinels (``sentinels``); the other parameters
+    /// are those of ``init(host:port:connectTimeout:commandTimeout:reconnectPolicy:disconnectedPostLimit:healthCheckInterval:username:password:)``.
+    /// ``connectTimeout`` and ``commandTimeout`` bound each question to a sentinel as they bound
+    /// a connection to the master.
+    ///
+    /// - Parameters:
+    ///   - sentinels: the sentinels' IP addresses and ports, at least one (asked in this order).
+    ///   - masterName: the name they monitor the master under; not empty, no whitespace.
+    ///   - sentinelPassword: the sentinels' `requirepass`, if they have one.
+    ///   - username: the master's ACL user (``username``); it needs a password.
+    ///   - password: the master's password (``password``).
+    ///
+    /// Thread-safety: a value type.
+    public init(sentinels: [(host: String, port: Int)], masterName: String, sentinelPassword: String? = nil,
+                connectTimeout: Duration = .seconds(2), commandTimeout: Duration = .seconds(5),
+                reconnectPolicy: RedisReconnectPolicy = .init(),
+                disconnectedPostLimit: Int = RedisEndpoint.defaultDisconnectedPostLimit,
+                healthCheckInterval: Duration? = RedisEndpoint.defaultHealthCheckInterval,
+                username: String? = nil, password: String? = nil) {
+        let set = RedisSentinels(sentinels.map { RedisSentinels.Address(host: $0.host, port: $0.port) },
+                                 masterName: masterName, password: sentinelPassword)
+        self.init(host: set.addresses[0].host, port: set.addresses[0].port, connectTimeout: connectTimeout,
+                  commandTimeout: commandTimeout, reconnectPolicy: reconnectPolicy, disconnectedPostLimit: disconnectedPostLimit,
+                  healthCheckInterval: healthCheckInterval, username: username, password: password)
+        self.sentinels = set
+    }
+
     private static func check(host: String) { precondition(!host.isEmpty, "RedisEndpoint: host is empty") }
 
     private static func check(port: Int) { precondition((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535") }
@@ -132,10 +171,15 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
         precondition(username == nil || password != nil, "RedisEndpoint: a username needs a password")
     }
 
-    /// `redis://host:port`, or `redis://username@host:port`: never the password.
+    /// `redis://host:port`, or `redis://username@host:port`; with sentinels
+    /// `redis-sentinel://[username@]mymaster@127.0.0.1:26379,…`: never a password.
     ///
     /// Thread-safety: a value type.
-    public var description: String { "redis://\(username.map { $0 + "@" } ?? "")\(host):\(port)" }
+    public var description: String {
+        let user = username.map { $0 + "@" } ?? ""
+        if let sentinels { return "redis-sentinel://\(user)\(sentinels)" }
+        return "redis://\(user)\(host):\(port)"
+    }
 
     /// The fields as `dump` and debuggers show them, the password masked.
     ///
@@ -146,6 +190,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
             "reconnectPolicy": reconnectPolicy, "disconnectedPostLimit": disconnectedPostLimit,
             "payloadFormat": payloadFormat, "healthCheckInterval": healthCheckInterval as Any,
             "username": username as Any, "password": password == nil ? "nil" : "(set)",
+            "sentinels": sentinels.map { "\($0)" + ($0.password == nil ? "" : " (password set)") } as Any,
         ], displayStyle: .struct)
     }
 }

@@ -9,6 +9,10 @@ enum RedisLogKey {
     static let unconfirmed = "portrunloop.redis.unconfirmed"
     /// Posts kept while disconnected and published after the reconnection.
     static let resent = "portrunloop.redis.resent"
+    /// A sentinel's address (`ip:port`).
+    static let sentinel = "portrunloop.redis.sentinel"
+    /// The master's address (`ip:port`) a sentinel named.
+    static let master = "portrunloop.redis.master"
     /// ``RedisEndpoint/disconnectedPostLimit``.
     static let postLimit = "portrunloop.redis.post_limit"
 }

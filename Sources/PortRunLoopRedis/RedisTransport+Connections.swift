@@ -10,16 +10,30 @@ import PortRunLoopKit
 /// reported. Either connection ending ends the other (one outage, one report), and a reconnection
 /// is scheduled after the back-off delay.
 extension RedisTransport: RedisConnectionOwner {
-    /// Opens both connections (a new pair each time).
+    /// Opens both connections (a new pair each time), to the endpoint's server, or to the master
+    /// the sentinels name (RedisTransport+Sentinel.swift).
     func connect() {
         let state = loopState
         guard !isClosed, state.publisher == nil, state.subscriber == nil else { return }
         state.reconnectTimer = nil
+        if let sentinels = endpoint.sentinels {
+            connectThroughSentinels(sentinels)
+        } else {
+            openConnections(to: nil)
+        }
+    }
+
+    /// Opens both connections to `master` (checking its `ROLE`), or to the endpoint's server.
+    func openConnections(to master: RedisSentinels.Address?) {
+        let state = loopState
         state.subscriberSetUp = false
-        let publisher = RedisConnection(loop: loop, endpoint: endpoint, label: "publisher", logger: logger, modes: Self.modes,
-                                        readsRepliesInBatches: true, healthCheck: Self.publisherHealthCheck)
-        let subscriber = RedisConnection(loop: loop, endpoint: endpoint, label: "subscriber", logger: logger, modes: Self.modes,
-                                         healthCheck: [Array("SUBSCRIBE".utf8), Array(healthChannel.utf8)])
+        let target = master.map {
+            RedisConnectionTarget(host: $0.host, port: $0.port, username: endpoint.username, password: endpoint.password, checksRole: true)
+        }
+        let publisher = RedisConnection(loop: loop, endpoint: endpoint, target: target, label: "publisher", logger: logger,
+                                        modes: Self.modes, readsRepliesInBatches: true, healthCheck: Self.publisherHealthCheck)
+        let subscriber = RedisConnection(loop: loop, endpoint: endpoint, target: target, label: "subscriber", logger: logger,
+                                         modes: Self.modes, healthCheck: [Array("SUBSCRIBE".utf8), Array(healthChannel.utf8)])
         publisher.owner = self
         subscriber.owner = self
         state.publisher = publisher
@@ -74,11 +88,14 @@ extension RedisTransport: RedisConnectionOwner {
         }
     }
 
-    func connectionEnded(_ connection: RedisConnection, reason: String, wasOpen: Bool) {
+    func connectionEnded(_ connection: RedisConnection, reason connectionReason: String, wasOpen: Bool) {
         countConfirmed()
         let state = loopState
         let isPublisher = connection === state.publisher
         guard isPublisher || connection === state.subscriber else { return } // already handled
+        // A master the sentinels named: the reason says which, and the next search starts at the
+        // sentinel after the one that named it, should it have been wrong.
+        let reason = endpoint.sentinels == nil ? connectionReason : "\(connection.target.address): \(connectionReason)"
         guard !isClosed else {
             // Closed: no reconnection, and the other connection ends on its own (a publisher
             // closing after its replies still writes and reads what was handed to it). Posts
@@ -129,6 +146,12 @@ extension RedisTransport: RedisConnectionOwner {
             state.reconnectDelay = endpoint.reconnectPolicy.initialDelay
         }
         state.readySince = nil
+        if !wasReady, let sentinels = endpoint.sentinels {
+            state.firstSentinel = (state.firstSentinel + 1) % sentinels.addresses.count
+            logger.info("Redis master named by a sentinel could not be used", metadata: [
+                BusLogKey.endpoint: "\(endpoint)", RedisLogKey.master: "\(connection.target.address)", BusLogKey.reason: "\(connectionReason)",
+            ])
+        }
         if wasReady {
             state.lossReported = true
             logger.error("Redis connection lost; reconnecting", metadata: [
@@ -159,10 +182,14 @@ extension RedisTransport: RedisConnectionOwner {
         max(0, publisher.awaitingCommandReplies - loopState.flushWaiters.count)
     }
 
-    private func scheduleReconnect() {
+    /// Reconnects after the back-off delay, or at once to a master a sentinel announced.
+    func scheduleReconnect() {
         let state = loopState
-        let delay = state.reconnectDelay
-        state.reconnectDelay = endpoint.reconnectPolicy.next(after: delay)
+        var delay = Duration.zero
+        if state.announcedMaster == nil {
+            delay = state.reconnectDelay
+            state.reconnectDelay = endpoint.reconnectPolicy.next(after: delay)
+        }
         let timer = RunLoopTimer(after: delay.seconds) { [weak self] _ in self?.connect() }
         state.reconnectTimer = timer
         for mode in Self.modes { loop.add(timer, forMode: mode) }

@@ -92,6 +92,14 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         /// PUBLISH replies read and not yet added to the metrics.
         var confirmedUncounted = 0
         @exclusivity(unchecked) var drainScheduled = false
+        /// Sentinel endpoints: the search for the master under way, the subscription to
+        /// `+switch-master`, the master the connections go to, one a sentinel announced (used by
+        /// the next connection instead of asking), and the sentinel to ask first.
+        var discovery: SentinelDiscovery?
+        var watch: SentinelWatch?
+        var master: RedisSentinels.Address?
+        var announcedMaster: RedisSentinels.Address?
+        var firstSentinel = 0
 
         init(reconnectDelay: Duration) { self.reconnectDelay = reconnectDelay }
     }
@@ -132,7 +140,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         onLoop { $0.connect() }
     }
 
-    /// Waits (at most ``RedisEndpoint/connectTimeout`` plus ``callTimeout``) for the first
+    /// Waits (at most ``RedisEndpoint/connectTimeout`` plus ``callTimeout``, plus a connect and
+    /// a command timeout per sentinel of a sentinel endpoint) for the first
     /// connection; throws ``BusNotificationError/connectionFailed(_:)`` when it was refused or did
     /// not come (a server that is absent, or a loop that does not run).
     func waitUntilConnected() throws(BusNotificationError) {
@@ -145,10 +154,13 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
             }
         }
         guard queued else { throw .connectionFailed("\(loop.name) is shut down") }
-        switch waiter.wait(timeout: endpoint.connectTimeout + callTimeout) {
+        // Through sentinels, each may take a connection and a question before the master is asked.
+        let perSentinel = endpoint.connectTimeout + endpoint.commandTimeout
+        let bound = endpoint.connectTimeout + callTimeout + perSentinel * (endpoint.sentinels?.addresses.count ?? 0)
+        switch waiter.wait(timeout: bound) {
         case .success?: return
         case .failure(let error)?: throw error
-        case nil: throw .connectionFailed("no connection to \(endpoint) within \(endpoint.connectTimeout + callTimeout) (is \(loop.name) running?)")
+        case nil: throw .connectionFailed("no connection to \(endpoint) within \(bound) (is \(loop.name) running?)")
         }
     }
 
@@ -182,6 +194,10 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         let state = loopState
         state.reconnectTimer?.invalidate()
         state.reconnectTimer = nil
+        state.discovery?.cancel()
+        state.discovery = nil
+        state.watch?.stop()
+        state.watch = nil
         state.ready = false
         // On a running loop, posts already handed to hiredis are still written and answered (a
         // server that does not answer is dropped by the command timeout). Without one nothing

@@ -50,6 +50,8 @@ protocol RedisConnectionOwner: AnyObject {
 final class RedisConnection: @unchecked Sendable {
     let loop: PortRunLoop
     let endpoint: RedisEndpoint
+    /// Where it connects, with which credentials, and whether it checks the server's `ROLE`.
+    let target: RedisConnectionTarget
     let label: String
     let logger: Logger
     /// The loop modes its sources, timers and queued blocks run in (the common modes and the
@@ -71,10 +73,10 @@ final class RedisConnection: @unchecked Sendable {
     /// Cleared by the callback, and by the queued report of the end (the context is gone then).
     private var dyingContext: UnsafeMutablePointer<redisAsyncContext>?
     /// True from the handshake's answer (after hiredis' connect callback) until the context is gone.
-    private(set) var isOpen = false
-    /// The handshake was sent and not answered: the next reply is its own (nothing else is sent
-    /// before the owner hears the connection is open).
-    fileprivate var handshakePending = false
+    var isOpen = false
+    /// The handshake's command that was sent and not answered: the next reply is its own (nothing
+    /// else is sent before the owner hears the connection is open). Nil outside the handshake.
+    var handshakePending: HandshakeStep?
     /// Why the context ended (set by the first of: our drop, hiredis' connect or disconnect callback).
     var endReason: String?
     /// The error reply that ended the context, when the server's refusal of a command did: hiredis
@@ -118,10 +120,14 @@ final class RedisConnection: @unchecked Sendable {
     /// Replies awaited for commands other than the health check.
     var awaitingCommandReplies: Int { awaitingReplies - (healthCheckAwaited ? 1 : 0) }
 
-    init(loop: PortRunLoop, endpoint: RedisEndpoint, label: String, logger: Logger, modes: [RunLoop.Mode],
-         readsRepliesInBatches: Bool = false, healthCheck: [[UInt8]]? = nil) {
+    /// A connection to `target` (the endpoint's host, port and credentials by default); the
+    /// endpoint gives the timeouts.
+    init(loop: PortRunLoop, endpoint: RedisEndpoint, target: RedisConnectionTarget? = nil, label: String, logger: Logger,
+         modes: [RunLoop.Mode], readsRepliesInBatches: Bool = false, healthCheck: [[UInt8]]? = nil) {
         self.loop = loop
         self.endpoint = endpoint
+        self.target = target ?? RedisConnectionTarget(host: endpoint.host, port: endpoint.port,
+                                                      username: endpoint.username, password: endpoint.password)
         self.label = label
         self.logger = logger
         self.modes = modes
@@ -134,7 +140,7 @@ final class RedisConnection: @unchecked Sendable {
     /// Starts connecting (non-blocking). Every outcome is reported to the owner, later.
     func open() {
         precondition(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
-        guard let made = redisAsyncConnect(endpoint.host, Int32(endpoint.port)) else {
+        guard let made = redisAsyncConnect(target.host, Int32(target.port)) else {
             later { $0.owner?.connectionEnded($0, reason: "hiredis could not allocate a context", wasOpen: false) }
             return
         }
@@ -173,42 +179,6 @@ final class RedisConnection: @unchecked Sendable {
         lastHeard = .now
         startWatchdog()
         later { $0.sendHandshake() }
-    }
-
-    // MARK: Handshake
-
-    /// The connection's first command: `AUTH [username] password` when the endpoint has a
-    /// password, else `PING`. The connection is open (and the owner told) once it is answered, so
-    /// a server that wants a password, refuses the one given, is not Redis or does not answer
-    /// (the command timeout) fails the connection here, with the server's reason, rather than
-    /// the first post or subscription later. Its reply is awaited like any command's.
-    private func sendHandshake() {
-        guard context != nil, !handshakePending, !isOpen else { return }
-        let credentials = endpoint.password.map { password in (endpoint.username.map { [$0] } ?? []) + [password] } ?? []
-        handshakePending = send(([handshakeName] + credentials).map { Array($0.utf8) })
-        if !handshakePending { drop("hiredis refused the handshake") }
-    }
-
-    /// `AUTH` with a password, `PING` without.
-    private var handshakeName: String { endpoint.password == nil ? "PING" : "AUTH" }
-
-    /// The handshake's answer (inside hiredis; nil: abandoned as the context is freed).
-    fileprivate func handshakeAnswered(_ reply: UnsafeMutablePointer<redisReply>?) {
-        handshakePending = false
-        guard let reply, context != nil else { return }
-        noteReply()
-        if reply.pointee.type == REDIS_REPLY_ERROR {
-            let reason = "\(handshakeName) refused: \(RedisReply.string(reply.pointee) ?? "error")"
-            if endReason == nil { endReason = reason }
-            later { $0.drop(reason) } // hiredis is not re-entered to free its context
-            return
-        }
-        isOpen = true
-        if readsRepliesInBatches, let context { setReceiveLowWater(context.pointee.c.fd, Self.replyBatchBytes) }
-        later { connection in
-            guard connection.context != nil else { return }
-            connection.owner?.connectionOpened(connection)
-        }
     }
 
     /// hiredis' disconnect callback (an open connection ended; the context is freed right after).
@@ -402,7 +372,7 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     /// Runs `body` on a later turn of the loop, in the connection's modes.
-    private func later(_ body: @escaping (RedisConnection) -> Void) {
+    func later(_ body: @escaping (RedisConnection) -> Void) {
         let box = UncheckedBox((self, body))
         loop.perform(inModes: modes) { box.value.1(box.value.0) }
     }
@@ -441,7 +411,7 @@ private let emptyArgument: StaticString = ""
 /// The socket's receive low-water mark (`setsockopt(SO_RCVLOWAT)`); on TCP, epoll reports the
 /// socket readable only once that many bytes wait (or at the end of the stream, or an error).
 /// A refusal only costs wake-ups, so it is not an error.
-private func setReceiveLowWater(_ fd: Int32, _ bytes: Int32) {
+func setReceiveLowWater(_ fd: Int32, _ bytes: Int32) {
     var value = bytes
     _ = setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &value, socklen_t(MemoryLayout<Int32>.size))
 }
@@ -480,7 +450,7 @@ private func redisConnectionReplied(_ context: UnsafeMutablePointer<redisAsyncCo
     guard let privdata else { return }
     let connection = Unmanaged<RedisConnection>.fromOpaque(privdata).takeUnretainedValue()
     connection.repliesHeard &+= 1
-    if connection.handshakePending {
+    if connection.handshakePending != nil {
         connection.handshakeAnswered(reply?.assumingMemoryBound(to: redisReply.self))
         return
     }
