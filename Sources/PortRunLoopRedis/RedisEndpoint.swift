@@ -135,6 +135,11 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
     ///   - sentinels: the sentinels' IP addresses and ports, at least one (asked in this order).
     ///   - masterName: the name they monitor the master under; not empty, no whitespace.
     ///   - sentinelPassword: the sentinels' `requirepass`, if they have one.
+    ///   - connectTimeout: ``connectTimeout``, for the master and for each sentinel.
+    ///   - commandTimeout: ``commandTimeout``, for the master and for each sentinel's answer.
+    ///   - reconnectPolicy: ``reconnectPolicy``.
+    ///   - disconnectedPostLimit: ``disconnectedPostLimit``.
+    ///   - healthCheckInterval: ``healthCheckInterval``.
     ///   - username: the master's ACL user (``username``); it needs a password.
     ///   - password: the master's password (``password``).
     ///
