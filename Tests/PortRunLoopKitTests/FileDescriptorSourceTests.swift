@@ -63,12 +63,16 @@ import PortRunLoopTestSupport
     @Test func closedOrUnpollableDescriptorsThrowTypedErrors() throws {
         let loop = try RunLoopThread(name: "fd-errors")
         defer { loop.stop() }
-        // A closed descriptor whose number no parallel test can be handed: the kernel gives out
-        // the lowest free number, so park a pipe end at a high one and close it there.
+        // A closed descriptor whose number no parallel test is handed: the kernel gives out the
+        // lowest free number, so take a free one just under the descriptor limit
+        // (`fcntl(F_DUPFD)`, which never replaces an open descriptor, as `dup2` onto a fixed
+        // number would: another test's epoll instance, say) and close it there.
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
-        let closed: Int32 = 900
-        #expect(dup2(fds[0], closed) == closed)
+        var limit = rlimit()
+        #expect(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let closed = fcntl(fds[0], F_DUPFD, Int32(clamping: limit.rlim_cur) - 32)
+        try #require(closed >= 0)
         close(closed); close(fds[0]); close(fds[1])
         #expect(throws: PortRunLoopError.invalidFileDescriptor(closed)) {
             try loop.loop.watch(fileDescriptor: closed, for: .read) { _ in }
