@@ -133,7 +133,7 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Starts connecting (non-blocking). Every outcome is reported to the owner, later.
     func open() {
-        precondition(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
+        InternalFailure.check(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
         guard let made = redisAsyncConnect(endpoint.host, Int32(endpoint.port)) else {
             later { $0.owner?.connectionEnded($0, reason: "hiredis could not allocate a context", wasOpen: false) }
             return
