@@ -1,3 +1,4 @@
+import PortRunLoopKit
 import Foundation
 
 /// A notification's userInfo as typed fields: string keys, each with a ``BusFieldValue``, in the
@@ -45,7 +46,7 @@ public struct BusFields: Sendable, Equatable, RandomAccessCollection, Expressibl
     /// traps, as it does in a `Dictionary` literal.
     init(literal elements: [(String, BusFieldValue)]) {
         let entries = elements.map { (key: $0.0, value: $0.1) }
-        if let key = Self.repeatedKey(in: entries) { preconditionFailure("a dictionary literal contains the key \"\(key)\" twice") }
+        if let key = Self.repeatedKey(in: entries) { Misuse.fail("a dictionary literal contains the key \"\(key)\" twice") }
         self.entries = entries
     }
 

@@ -129,8 +129,8 @@ public final class BusNotificationCenter: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     package static func check(heldNotificationLimit: Int, callTimeout: Duration) {
-        precondition(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
-        precondition(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
+        Misuse.check(heldNotificationLimit >= 1, "BusNotificationCenter: heldNotificationLimit must be at least 1")
+        Misuse.check(callTimeout > .zero, "BusNotificationCenter: callTimeout must be positive")
     }
 
     /// A logger that logs nothing (the default).

@@ -51,7 +51,7 @@ public final class LoopMetricsSampler: Sendable {
     /// Thread-safety: any thread.
     public init(loop: PortRunLoop, notificationQueue: ThreadNotificationQueue? = nil,
                 dimensions: [(String, String)] = [], factory: any MetricsFactory = MetricsSystem.factory) {
-        precondition(notificationQueue.map { $0.loop === loop } ?? true,
+        Misuse.check(notificationQueue.map { $0.loop === loop } ?? true,
                      "LoopMetricsSampler: the notification queue belongs to another loop")
         let base = [(LoopMetricNames.loopKey, loop.name)] + dimensions
         self.loop = loop
@@ -98,7 +98,7 @@ public final class LoopMetricsSampler: Sendable {
     @discardableResult
     public func schedule(every seconds: TimeInterval, on driver: PortRunLoop? = nil,
                          forMode mode: RunLoop.Mode = .common) -> RunLoopTimer {
-        precondition(seconds > 0 && seconds.isFinite,
+        Misuse.check(seconds > 0 && seconds.isFinite,
                      "LoopMetricsSampler.schedule(every:on:forMode:): the interval must be positive, got \(seconds)")
         let timer = RunLoopTimer(after: seconds, repeats: true) { [self] _ in sample() }
         (driver ?? loop).add(timer, forMode: mode)

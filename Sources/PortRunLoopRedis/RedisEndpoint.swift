@@ -1,3 +1,5 @@
+import PortRunLoopKit
+
 /// Where a Redis-backed ``PortRunLoopBus/BusNotificationCenter`` connects, and how it behaves
 /// while the server is away.
 ///
@@ -158,22 +160,22 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
         self.sentinels = set
     }
 
-    private static func check(host: String) { precondition(!host.isEmpty, "RedisEndpoint: host is empty") }
+    private static func check(host: String) { Misuse.check(!host.isEmpty, "RedisEndpoint: host is empty") }
 
-    private static func check(port: Int) { precondition((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535") }
+    private static func check(port: Int) { Misuse.check((1...65535).contains(port), "RedisEndpoint: port \(port) is not 1...65535") }
 
-    private static func check(timeout: Duration) { precondition(timeout > .zero, "RedisEndpoint: timeouts must be positive") }
+    private static func check(timeout: Duration) { Misuse.check(timeout > .zero, "RedisEndpoint: timeouts must be positive") }
 
     private static func check(disconnectedPostLimit: Int) {
-        precondition(disconnectedPostLimit >= 0, "RedisEndpoint: disconnectedPostLimit must be at least 0")
+        Misuse.check(disconnectedPostLimit >= 0, "RedisEndpoint: disconnectedPostLimit must be at least 0")
     }
 
     private static func check(healthCheckInterval: Duration?) {
-        precondition(healthCheckInterval.map { $0 > .zero } ?? true, "RedisEndpoint: healthCheckInterval must be positive (or nil)")
+        Misuse.check(healthCheckInterval.map { $0 > .zero } ?? true, "RedisEndpoint: healthCheckInterval must be positive (or nil)")
     }
 
     static func check(username: String?, password: String?) {
-        precondition(username == nil || password != nil, "RedisEndpoint: a username needs a password")
+        Misuse.check(username == nil || password != nil, "RedisEndpoint: a username needs a password")
     }
 
     /// `redis://host:port`, or `redis://username@host:port`; with sentinels
@@ -234,7 +236,7 @@ public struct RedisReconnectPolicy: Sendable, Hashable {
     /// The two delays' bounds: checked by the initialiser and when a center is made (the fields
     /// may be set later, in either order).
     static func check(initialDelay: Duration, maximumDelay: Duration) {
-        precondition(initialDelay > .zero && initialDelay <= maximumDelay, "RedisReconnectPolicy: need 0 < initialDelay <= maximumDelay")
+        Misuse.check(initialDelay > .zero && initialDelay <= maximumDelay, "RedisReconnectPolicy: need 0 < initialDelay <= maximumDelay")
     }
 
     /// The delay after `delay`: doubled, at most ``maximumDelay``.

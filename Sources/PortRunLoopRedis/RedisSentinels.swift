@@ -1,4 +1,5 @@
 import Foundation
+import PortRunLoopKit
 
 /// The Redis Sentinels a center asks for its master (``RedisEndpoint/sentinels``): their
 /// addresses, the name they monitor the master under, and the password they want.
@@ -30,8 +31,8 @@ public struct RedisSentinels: Sendable, Hashable, CustomStringConvertible {
         ///
         /// Thread-safety: a value type.
         public init(host: String, port: Int) {
-            precondition(Self.isIPAddress(host), "RedisSentinels: \(host.debugDescription) is not an IP address (a name would be resolved with a blocking getaddrinfo on the loop's thread)")
-            precondition((1...65535).contains(port), "RedisSentinels: port \(port) is not 1...65535")
+            Misuse.check(Self.isIPAddress(host), "RedisSentinels: \(host.debugDescription) is not an IP address (a name would be resolved with a blocking getaddrinfo on the loop's thread)")
+            Misuse.check((1...65535).contains(port), "RedisSentinels: port \(port) is not 1...65535")
             self.host = host
             self.port = port
         }
@@ -91,11 +92,11 @@ public struct RedisSentinels: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func check(addresses: [Address]) {
-        precondition(!addresses.isEmpty, "RedisSentinels: no sentinel address")
+        Misuse.check(!addresses.isEmpty, "RedisSentinels: no sentinel address")
     }
 
     private static func check(masterName: String) {
-        precondition(!masterName.isEmpty && !masterName.contains(where: \.isWhitespace),
+        Misuse.check(!masterName.isEmpty && !masterName.contains(where: \.isWhitespace),
                      "RedisSentinels: masterName \(masterName.debugDescription) is empty or holds whitespace")
     }
 

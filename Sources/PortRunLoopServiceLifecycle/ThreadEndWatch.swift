@@ -38,7 +38,7 @@ enum ThreadEndWatch {
                 guard let raw else { return }
                 Unmanaged<Tokens>.fromOpaque(raw).release()
             }
-            precondition(rc == 0, "PortRunLoopServiceLifecycle: pthread_key_create failed, errno \(rc)")
+            InternalFailure.check(rc == 0, "ThreadEndWatch: pthread_key_create failed, errno \(rc)")
             return key
         }()
 

@@ -47,4 +47,12 @@ import PortRunLoopTestSupport
         #expect(status == 0, "probe output:\n\(output)")
         #expect(output.hasSuffix("PASS\n"))
     }
+
+    /// corelibs' `test_mainDispatchQueueCallout`: a block queued on the main thread before its
+    /// loop ever ran is run by the first `run(mode:before:)`, whichever thread made the main loop.
+    @Test(arguments: [false, true]) func theFirstRunServesABlockQueuedBeforeIt(mainLoopMadeOffMain: Bool) throws {
+        let (status, output) = try runProbe(mainLoopMadeOffMain ? ["touch-main-loop-first-off-main", "first-run-only"] : ["first-run-only"])
+        #expect(status == 0, "probe output:\n\(output)")
+        #expect(output == "first-run-block main=true\nfirst-run returned=true\nPASS\n")
+    }
 }

@@ -11,10 +11,9 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             runTheMainLoopHere()
         }
-        #if DEBUG // an optimized build traps without the message
+        // The message holds in release builds too (the library's misuse checks are not `precondition`s).
         let message = result.map { String(decoding: $0.standardErrorContent, as: UTF8.self) } ?? ""
-        #expect(message.contains("MainRunLoop.run(_:) must be made on the loop's own thread ('main')"), "stderr: \(message)")
-        #endif
+        #expect(message.contains("PortRunLoop misuse: MainRunLoop.run(_:) must be made on the loop's own thread ('main')"), "stderr: \(message)")
     }
 }
 

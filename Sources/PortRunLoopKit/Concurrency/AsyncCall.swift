@@ -42,7 +42,7 @@ final class AsyncCall<T: Sendable>: QueuedCall {
                 state = .withdrawn
                 return false
             case .queued, .started, .withdrawn:
-                preconditionFailure("PortRunLoop.submit: continuation attached twice")
+                InternalFailure.fail("PortRunLoop.submit: continuation attached twice")
             }
         }
         if !attached { continuation.resume(throwing: CancellationError()) }

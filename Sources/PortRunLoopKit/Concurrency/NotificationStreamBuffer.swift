@@ -88,7 +88,7 @@ final class NotificationStreamBuffer: Sendable {
                         return .value(first)
                     }
                     if state.isFinished { return .end }
-                    precondition(state.waiter == nil,
+                    Misuse.check(state.waiter == nil,
                                  "NotificationStream: two tasks are iterating the same stream at once; iterate it from one task")
                     state.waiter = continuation
                     return .wait

@@ -102,7 +102,7 @@ struct CrossProcessFrame: Equatable {
                        into buffer: UnsafeMutableRawBufferPointer) -> Int {
         // The size is checked as the lengths are written (the header and the length table first),
         // not computed beforehand: the caller has just computed it to size the buffer.
-        precondition(buffer.count >= headerSize + 4 * components.count, "CrossProcessFrame.encode: the buffer is too small")
+        InternalFailure.check(buffer.count >= headerSize + 4 * components.count, "CrossProcessFrame.encode: the buffer is too small")
         var offset = 0
         func put<T: FixedWidthInteger>(_ value: T) {
             buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
@@ -122,7 +122,7 @@ struct CrossProcessFrame: Equatable {
             put(UInt32(count))
             total += count
         }
-        precondition(buffer.count >= total, "CrossProcessFrame.encode: the buffer is too small")
+        InternalFailure.check(buffer.count >= total, "CrossProcessFrame.encode: the buffer is too small")
         for component in components {
             // One access to the component's storage per copy: every access to a `Data` that owns
             // its bytes is checked for exclusivity at run time (~80 instructions).

@@ -47,10 +47,10 @@ public struct CrossProcessPortOptions: Sendable, Equatable {
     public init(maximumMessageSize: Int = CrossProcessPortOptions.defaultMaximumMessageSize,
                 allowedUserIDs: Set<UInt32>? = nil,
                 maximumFileDescriptorsPerMessage: Int = CrossProcessPortOptions.defaultMaximumFileDescriptorsPerMessage) {
-        precondition((0...System.maximumDescriptorsPerFrame).contains(maximumFileDescriptorsPerMessage),
+        Misuse.check((0...System.maximumDescriptorsPerFrame).contains(maximumFileDescriptorsPerMessage),
                      "CrossProcessPortOptions: maximumFileDescriptorsPerMessage must be within 0...\(System.maximumDescriptorsPerFrame)")
         self.maximumFileDescriptorsPerMessage = maximumFileDescriptorsPerMessage
-        precondition(maximumMessageSize >= CrossProcessFrame.headerSize,
+        Misuse.check(maximumMessageSize >= CrossProcessFrame.headerSize,
                      "CrossProcessPortOptions: maximumMessageSize must be at least \(CrossProcessFrame.headerSize) (the frame header)")
         self.maximumMessageSize = maximumMessageSize
         self.allowedUserIDs = allowedUserIDs

@@ -42,7 +42,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
 
     func send(before deadline: Double, msgid: UInt32, components: [Data], replyPort: MessagePort?,
               descriptors: [Int32]) -> Bool {
-        precondition(replyPort == nil, "MessagePort.send(before:msgid:components:from:): a reply to another process cannot carry a reply port")
+        Misuse.check(replyPort == nil, "MessagePort.send(before:msgid:components:from:): a reply to another process cannot carry a reply port")
         guard !invalidated.load(ordering: .acquiring) else { return false }
         let size = CrossProcessFrame.encodedSize(of: components)
         let limit = connection.publication.options.maximumMessageSize
@@ -99,7 +99,7 @@ final class InboundRoute: RemoteEndpoint, @unchecked Sendable {
         if portWasMade.load(ordering: .acquiring), let port = withMadePortLocked({ madePort }) {
             return port.send(before: date, msgid: msgid, components: components, fileDescriptors: descriptors)
         }
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")
+        Misuse.check(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.Message.reply(before:): the date is NaN")
         return send(before: date.monotonicDeadline, msgid: msgid, components: components, replyPort: nil,
                     descriptors: descriptors)
     }

@@ -63,8 +63,8 @@ public struct MessagePortNameRegistry: Sendable {
     /// Thread-safety: any thread.
     public func publish(_ port: MessagePort, as name: String, on loop: PortRunLoop, inModes modes: [RunLoop.Mode] = [.common],
                         options: CrossProcessPortOptions = CrossProcessPortOptions()) throws(CrossProcessPortError) -> PublishedMessagePort {
-        precondition(port.remote == nil, "MessagePortNameRegistry.publish: a remote port cannot be published")
-        precondition(!modes.isEmpty, "MessagePortNameRegistry.publish: the mode list is empty")
+        Misuse.check(port.remote == nil, "MessagePortNameRegistry.publish: a remote port cannot be published")
+        Misuse.check(!modes.isEmpty, "MessagePortNameRegistry.publish: the mode list is empty")
         let names = self.names
         try names.validate(name)
         guard port.isValid else { throw .invalidPort }

@@ -44,7 +44,7 @@ final class EventBase {
         let result = event_base_loop(pointer, flags)
         // -1 means re-entry or an internal error. Handlers never run inside libevent callbacks, so
         // re-entry is impossible by construction; anything else is a libevent failure we cannot fix.
-        precondition(result != -1, "PortRunLoop: event_base_loop failed (re-entered or backend error)")
+        InternalFailure.check(result != -1, "event_base_loop failed (re-entered or backend error)")
     }
 }
 
@@ -110,10 +110,10 @@ final class LoopEvent {
     /// `event_assign` with new `flags` on the same fd, callback and receiver: changes what a
     /// removed (not pending) event watches for without freeing and allocating it. Re-add it after.
     func reassign(flags: EventFlags) {
-        precondition(!isPending, "PortRunLoop: an event's flags changed while it was pending")
+        InternalFailure.check(!isPending, "an event's flags changed while it was pending")
         let context = Unmanaged.passUnretained(receiver).toOpaque()
         let result = event_assign(pointer, base.pointer, fileDescriptor, flags.rawValue, portRunLoopEventCallbackPointer, context)
-        precondition(result == 0, "PortRunLoop: event_assign refused an event's new flags")
+        InternalFailure.check(result == 0, "event_assign refused an event's new flags")
     }
 
     /// Called from the callback of a non-persistent event: libevent made it non-pending.

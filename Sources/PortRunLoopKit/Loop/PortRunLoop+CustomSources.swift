@@ -9,7 +9,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread; from another thread it takes effect before the loop's next turn.
     public func add(_ source: RunLoopSource, forMode mode: RunLoop.Mode) {
         guard source.attach(to: self, mode: mode) else { return }
-        if !onOwner({ $0.syncSource(source) }) { source.invalidate() }
+        if !registerOnOwner({ $0.syncSource(source) }) { source.invalidate() }
     }
 
     /// Removes `source` from `mode` (`CFRunLoopRemoveSource`); its `cancel` callback runs on the
@@ -18,7 +18,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread; from another thread it takes effect before the loop's next turn.
     public func remove(_ source: RunLoopSource, forMode mode: RunLoop.Mode) {
         guard source.detach(from: self, mode: mode) else { return }
-        onOwner { $0.syncSource(source) }
+        registerOnOwner { $0.syncSource(source) }
     }
 
     /// Whether `source` is added to this loop in `mode`, directly or through `.common`

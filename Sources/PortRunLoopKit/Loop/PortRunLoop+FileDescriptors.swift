@@ -164,8 +164,8 @@ extension PortRunLoop {
                spinRead: (@Sendable () -> Bool)?, knownPollable: Bool = false, onFailure: (@Sendable (PortRunLoopError) -> Void)? = nil,
                onShutDown: (@Sendable () -> Void)? = nil,
                handler: @escaping @Sendable (FileDescriptorSource.Events) -> Void) throws(PortRunLoopError) -> FileDescriptorSource {
-        precondition(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
-        precondition(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
+        Misuse.check(!events.isEmpty, "PortRunLoop.watch(fileDescriptor:for:): the event set is empty")
+        Misuse.check(!modes.isEmpty, "PortRunLoop.watch(fileDescriptor:for:inModes:): the mode list is empty")
         // A socket the library made itself is pollable: no probe (two `epoll_ctl`s per connection).
         if !knownPollable {
             do throws(PortRunLoopError) {
@@ -187,7 +187,7 @@ extension PortRunLoop {
                 throw error
             }
         } else {
-            let queued = onOwner { loop in
+            let queued = registerOnOwner { loop in
                 do throws(PortRunLoopError) {
                     try loop.registerFileDescriptorSource(source, modes: modeSet)
                 } catch {

@@ -19,7 +19,7 @@ extension PortRunLoop {
     public func add(_ timer: Timer, forMode mode: RunLoop.Mode) {
         let handed = FoundationTimerHandOff(timer: timer)
         if isCurrentThread { addFoundationTimer(handed.timer, mode: mode); return }
-        onOwner { $0.addFoundationTimer(handed.timer, mode: mode) }
+        registerOnOwner { $0.addFoundationTimer(handed.timer, mode: mode) }
     }
 
     private func addFoundationTimer(_ timer: Timer, mode: RunLoop.Mode) {

@@ -8,7 +8,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread; from another thread it takes effect before the loop's next turn.
     public func add(_ observer: RunLoopObserver, forMode mode: RunLoop.Mode) {
         guard observer.attach(to: self, mode: mode) else { return }
-        if !onOwner({ $0.syncObserver(observer) }) { observer.invalidate() }
+        if !registerOnOwner({ $0.syncObserver(observer) }) { observer.invalidate() }
     }
 
     /// Removes `observer` from `mode` (`CFRunLoopRemoveObserver`); it stays valid, and in its other
@@ -17,7 +17,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread; from another thread it takes effect before the loop's next turn.
     public func remove(_ observer: RunLoopObserver, forMode mode: RunLoop.Mode) {
         guard observer.detach(from: self, mode: mode) else { return }
-        onOwner { $0.syncObserver(observer) }
+        registerOnOwner { $0.syncObserver(observer) }
     }
 
     /// Whether `observer` is added to this loop in `mode`, directly or through `.common`

@@ -15,7 +15,7 @@ extension PortRunLoop {
             loop.shutDownIfNeeded()
             loop.ownerThreadExited.store(true, ordering: .releasing)
         }
-        precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
+        InternalFailure.check(rc == 0, "pthread_key_create failed, errno \(rc)")
         return key
     }()
 

@@ -10,7 +10,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread, including the loop's own (the block then runs on a later turn).
     @discardableResult
     public func perform(inModes modes: [RunLoop.Mode], _ block: consuming @escaping @Sendable () -> Void) -> Bool {
-        precondition(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
+        Misuse.check(!modes.isEmpty, "PortRunLoop.perform(inModes:): the mode list is empty, so the block could never run")
         let set: ModeSet = modes.count == 1 && modes[0] == .common ? .common : ModeSet(modes)
         return enqueue(QueuedWork(modes: set, kind: .block(block), context: CallerContext.capture()))
     }
@@ -169,6 +169,9 @@ extension PortRunLoop {
             case .portReady(let port):
                 if portIsReady(port, mode: mode) { handled = true }
                 continue // a port is a source, not a perform
+            case .registration(let apply):
+                apply()
+                continue // bookkeeping, not a perform
             }
             performsRun.increment()
             handled = true

@@ -51,7 +51,7 @@ extension PortRunLoop {
         guard accepted else { return }
         if ring { ringDoorbell() }
         // A shut-down loop invalidates its ports; one added to it afterwards gets the same fate.
-        if !onOwner({ loop in loop.syncPort(port) }) { port.invalidate() }
+        if !registerOnOwner({ loop in loop.syncPort(port) }) { port.invalidate() }
     }
 
     /// Removes `port` from `mode`. When it is in no mode of this loop any more it is unscheduled
@@ -63,7 +63,7 @@ extension PortRunLoop {
     /// Thread-safety: any thread; takes effect like ``add(_:forMode:)-(MessagePort,_)``.
     public func remove(_ port: MessagePort, forMode mode: RunLoop.Mode) {
         guard port.unschedule(from: self, mode: mode) else { return }
-        onOwner { loop in loop.syncPort(port) }
+        registerOnOwner { loop in loop.syncPort(port) }
     }
 
     /// Owner: makes the loop's registration of `port` follow the port's own record of where it is

@@ -63,7 +63,7 @@ extension PortRunLoop {
     @discardableResult
     public func run(mode: RunLoop.Mode, timeout: TimeInterval, returnAfterSourceHandled: Bool) -> RunLoopRunResult {
         preconditionOnLoopThread("PortRunLoop.run(mode:timeout:returnAfterSourceHandled:)")
-        precondition(!timeout.isNaN, "PortRunLoop.run(mode:timeout:returnAfterSourceHandled:): timeout is NaN")
+        Misuse.check(!timeout.isNaN, "PortRunLoop.run(mode:timeout:returnAfterSourceHandled:): timeout is NaN")
         let deadline = timeout >= 100 * 365 * 86_400 ? .infinity : System.monotonicSeconds() + max(timeout, 0)
         return runSpecific(mode: mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
     }
@@ -125,7 +125,7 @@ extension PortRunLoop {
     }
 
     static func checkedDeadline(_ date: Date, _ caller: String) -> Double {
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "\(caller): the date is NaN")
+        Misuse.check(!date.timeIntervalSinceReferenceDate.isNaN, "\(caller): the date is NaN")
         return date.monotonicDeadline
     }
 

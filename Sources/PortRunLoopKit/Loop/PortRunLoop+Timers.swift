@@ -10,7 +10,7 @@ extension PortRunLoop {
         guard timer.attach(to: self, mode: mode) else { return }
         if isCurrentThread { syncTimer(timer); return } // no closure to allocate
         // A shut-down loop invalidates its timers; one added to it afterwards gets the same fate.
-        if !onOwner({ loop in loop.syncTimer(timer) }) { timer.invalidate() }
+        if !registerOnOwner({ loop in loop.syncTimer(timer) }) { timer.invalidate() }
     }
 
     /// Takes `timer` out of `mode` (`CFRunLoopRemoveTimer`): it stays valid, and scheduled in its
@@ -21,7 +21,7 @@ extension PortRunLoop {
     public func remove(_ timer: RunLoopTimer, forMode mode: RunLoop.Mode) {
         guard timer.detach(from: self, mode: mode) else { return }
         if isCurrentThread { syncTimer(timer); return }
-        onOwner { $0.syncTimer(timer) }
+        registerOnOwner { $0.syncTimer(timer) }
     }
 
     /// Whether `timer` is scheduled in this loop in `mode`, directly or through `.common`

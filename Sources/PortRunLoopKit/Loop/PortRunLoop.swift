@@ -293,8 +293,8 @@ public final class PortRunLoop: @unchecked Sendable {
     /// Thread-safety: any thread.
     public func preconditionOnLoopThread(_ what: @autoclosure () -> String = "this call",
                                          file: StaticString = #fileID, line: UInt = #line) {
-        precondition(isCurrentThread,
-                     "PortRunLoop: \(what()) must be made on the loop's own thread ('\(name)'), but was made on another thread",
+        Misuse.check(isCurrentThread,
+                     "\(what()) must be made on the loop's own thread ('\(name)'), but was made on another thread",
                      file: file, line: line)
     }
 
@@ -332,9 +332,9 @@ public final class PortRunLoop: @unchecked Sendable {
     ///
     /// Thread-safety: any thread; takes effect on the loop's thread before its next turn.
     public func addCommonMode(_ mode: RunLoop.Mode) {
-        precondition(mode != .common, "PortRunLoop.addCommonMode: .common cannot be one of the common modes")
+        Misuse.check(mode != .common, "PortRunLoop.addCommonMode: .common cannot be one of the common modes")
         inbox.withLock { _ = $0.commonModes.insert(mode) }
-        onOwner { loop in
+        registerOnOwner { loop in
             let modes = loop.inbox.withLock { $0.commonModes }
             guard modes != loop.ownerCommonModes else { return }
             loop.ownerCommonModes = modes
@@ -358,6 +358,14 @@ public final class PortRunLoop: @unchecked Sendable {
         if isCurrentThread, !isReadingInSpin { body(self); return true }
         return enqueue(QueuedWork(modes: .all, kind: .block { [self] in body(self) }))
     }
+
+    /// ``onOwner(_:)`` for bookkeeping that runs no user code (a registration added, removed or
+    /// changed): queued as a ``QueuedWork/Kind/registration(_:)``, which is not a handled source.
+    @discardableResult
+    func registerOnOwner(_ body: @escaping @Sendable (PortRunLoop) -> Void) -> Bool {
+        if isCurrentThread, !isReadingInSpin { body(self); return true }
+        return enqueue(QueuedWork(modes: .all, kind: .registration { [self] in body(self) }))
+    }
 }
 
 // MARK: - Shutdown
@@ -368,15 +376,16 @@ extension PortRunLoop {
     /// ``LoopMetrics/workDiscarded``), hands queued executor jobs over to its after-shutdown queue,
     /// invalidates its ports and cancels its timers and fd sources.
     func shutDown() {
-        let (work, logger) = inbox.withLock { inbox -> ([QueuedWork], Logger) in
+        let (work, logger, hooks) = inbox.withLock { inbox -> ([QueuedWork], Logger, [ShutDownHook]) in
             inbox.isShutDown = true
+            defer { inbox.shutDownHooks = [] }
             ownerShutDown = true
             // Executor jobs are never discarded: they fail over, in order, to the loop's
             // after-shutdown queue (under the lock, so ahead of any job enqueued from now on).
             localWork.append(movingContentsOf: &inbox.work)
             let work = localWork.removeAllReturningElements()
             handOverQueuedJobs(work, inbox: &inbox)
-            return (work, inbox.logger)
+            return (work, inbox.logger, inbox.shutDownHooks)
         }
         var discardedBlocks = 0
         for item in work {
@@ -388,6 +397,7 @@ extension PortRunLoop {
                 // down and invalidate / cancel what they would have scheduled, instead of leaving
                 // it attached to a dead loop (a port that accepts sends nothing will ever deliver).
                 control()
+            case .registration(let apply): apply() // as control work above
             case .block: workDiscarded.increment(); discardedBlocks += 1
             case .job: break // handed over above
             case .portReady: break // its port is invalidated below
@@ -427,6 +437,7 @@ extension PortRunLoop {
         for source in deadSources { source.fail(.loopShutDown) }
         notifyBeforeWaitingObserversOfShutDown()
         invalidateObserversAtShutDown()
+        for hook in hooks { hook.call() }
     }
 
     /// Owner thread: stops every run in progress, not just the innermost.

@@ -16,6 +16,12 @@ struct QueuedWork {
         /// the running mode, keep it pending). Being an item in the same queue as `perform`
         /// blocks is what makes a message sent before a block be handled before that block.
         case portReady(MessagePort)
+        /// Bookkeeping asked for from another thread (a port, timer, fd source, custom source or
+        /// observer added, removed or re-armed; the common modes changed): applied in every mode and
+        /// at shutdown, and never a handled source. What it registers is one when it fires: adding
+        /// a source from another thread does not end a `run(mode:before:)` by itself (R3), as
+        /// CFRunLoop's locked registration does not.
+        case registration(@Sendable () -> Void)
     }
 
     var modes: ModeSet
@@ -103,6 +109,8 @@ struct Inbox: ~Copyable {
     /// ``PortRunLoop/runningEpoch``.
     var stopRequestEpoch: UInt64 = 0
     var isShutDown = false
+    /// Who is told of the shutdown (``PortRunLoop/whenShutDown(notifying:_:)``); taken when it begins.
+    var shutDownHooks: [ShutDownHook] = []
     /// The modes `RunLoop.Mode.common` stands for (``PortRunLoop/commonModes``); the owner works
     /// from its copy, ``PortRunLoop/ownerCommonModes``.
     var commonModes: Set<RunLoop.Mode> = [.default]

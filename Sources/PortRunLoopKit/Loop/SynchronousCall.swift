@@ -52,7 +52,7 @@ final class SynchronousCall: BlockingCall, QueuedCall, @unchecked Sendable {
 
     /// Throws the error the call was withdrawn with; returns when its body ran.
     func checkRan() throws(PortRunLoopError) {
-        precondition(isComplete, "PortRunLoop: synchronous call checked before completion")
+        InternalFailure.check(isComplete, "synchronous call checked before completion")
         if let error { throw error }
     }
 }

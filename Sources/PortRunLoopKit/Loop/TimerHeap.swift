@@ -28,7 +28,7 @@ struct TimerHeap {
     }
 
     mutating func insert(_ timer: RunLoopTimer) {
-        precondition(timer.heapIndex < 0, "PortRunLoop: a timer was inserted into a heap twice")
+        InternalFailure.check(timer.heapIndex < 0, "a timer was inserted into a heap twice")
         timer.heapIndex = items.count
         items.append(timer)
         siftUp(items.count - 1)

@@ -67,7 +67,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     public init(loop: PortRunLoop = .current, modes: [RunLoop.Mode] = [.common],
                 queueLimit: Int = MessagePort.defaultQueueLimit,
                 handler: (@Sendable (Notification) -> Void)? = nil) {
-        precondition(!modes.isEmpty, "NotificationRedirector: the mode list is empty, so the port could never fire")
+        Misuse.check(!modes.isEmpty, "NotificationRedirector: the mode list is empty, so the port could never fire")
         self.loop = loop
         self.port = MessagePort(queueLimit: queueLimit)
         self.handler = handler
@@ -139,7 +139,7 @@ open class NotificationRedirector: MessagePortDelegate, @unchecked Sendable {
     /// Thread-safety: called on the target thread only.
     open func handle(_ notification: Notification) {
         guard let handler else {
-            preconditionFailure("NotificationRedirector: no handler; pass one to init(loop:modes:queueLimit:handler:) or override handle(_:) in a subclass")
+            Misuse.fail("NotificationRedirector: no handler; pass one to init(loop:modes:queueLimit:handler:) or override handle(_:) in a subclass")
         }
         handler(notification)
     }

@@ -64,7 +64,7 @@ enum SenderFilter: @unchecked Sendable {
         case .value(let value):
             self = .value(value)
         case .unmatchable:
-            preconditionFailure("\(caller()): the sender filter is a value of type \(type(of: sender!)), which is neither a class instance nor Hashable, so no post could ever match it; pass an object, a Hashable value, or nil")
+            Misuse.fail("\(caller()): the sender filter is a value of type \(type(of: sender!)), which is neither a class instance nor Hashable, so no post could ever match it; pass an object, a Hashable value, or nil")
         }
     }
 

@@ -33,7 +33,7 @@ extension ThreadNotificationCenter {
                               bufferLimit: Int = NotificationStream.defaultBufferLimit,
                               whenFull overflow: NotificationStream.OverflowPolicy = .dropNewest,
                               on loop: PortRunLoop? = nil) -> NotificationStream {
-        precondition(bufferLimit >= 1, "ThreadNotificationCenter.notifications(named:): bufferLimit must be at least 1, got \(bufferLimit)")
+        Misuse.check(bufferLimit >= 1, "ThreadNotificationCenter.notifications(named:): bufferLimit must be at least 1, got \(bufferLimit)")
         let buffer = NotificationStreamBuffer(limit: bufferLimit, overflow: overflow)
         let observation = addObserver(forName: name, object: sender, on: loop ?? NotificationStreamDelivery.thread.loop,
                                       inModes: [.common]) { [weak buffer] note in

@@ -105,7 +105,7 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
     ///
     /// Thread-safety: any thread.
     public init(logger: Logger = .portRunLoopDisabled, queuedDeliveryLimit: Int? = nil) {
-        precondition((queuedDeliveryLimit ?? 1) >= 1,
+        Misuse.check((queuedDeliveryLimit ?? 1) >= 1,
                      "ThreadNotificationCenter: queuedDeliveryLimit must be at least 1, got \(queuedDeliveryLimit ?? 0)")
         self.logger = logger
         self.queuedDeliveryLimit = queuedDeliveryLimit
@@ -114,22 +114,44 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
     /// The queue this center delivers `loop`'s notifications through (created on first use). Its
     /// ``ThreadNotificationQueue/metrics`` are that thread's operator metrics.
     ///
+    /// The center keeps the queue while the loop lives: when the loop shuts down (its thread
+    /// exited, its ``RunLoopThread`` stopped) the center lets go of it, and so of the loop and its
+    /// descriptors, which are freed once nothing else holds them (an observation's token kept past
+    /// the exit holds its loop until it is released). Whoever holds the queue still reads its
+    /// final ``ThreadNotificationQueue/metrics``; asked for a dead loop's queue, the center makes a
+    /// new one and does not keep it.
+    ///
     /// Thread-safety: any thread.
     public func queue(for loop: PortRunLoop) -> ThreadNotificationQueue {
         let id = ObjectIdentifier(loop)
         if let existing = registry.withLock({ $0.queues[id] }) { return existing }
-        // Forget the queues of loops that have shut down (checked outside our lock: isShutDown
-        // takes each loop's own lock).
-        let known = registry.withLock { Array($0.queues.values) }
-        let dead = Set(known.filter { $0.loop.isShutDown }.map { ObjectIdentifier($0.loop) })
-        return registry.withLock { registry in
-            for key in dead where key != id { registry.queues[key] = nil }
-            if let existing = registry.queues[id] { return existing }
-            let queue = ThreadNotificationQueue(loop: loop, center: self)
-            registry.queues[id] = queue
-            return queue
+        let made = ThreadNotificationQueue(loop: loop, center: self)
+        let (queue, kept) = registry.withLock { registry -> (ThreadNotificationQueue, Bool) in
+            if let existing = registry.queues[id] { return (existing, false) }
+            registry.queues[id] = made
+            return (made, true)
         }
+        // Told on the loop's thread as it shuts down, while the loop is alive (so `id` is still
+        // its); the loop's lock is taken outside the center's.
+        if kept, !loop.whenShutDown(notifying: self, { center in
+            unsafeDowncast(center, to: ThreadNotificationCenter.self).forgetQueue(of: id)
+        }) {
+            forgetQueue(of: id)
+        }
+        return queue
     }
+
+    /// The loop `id` stands for shut down: the center lets go of its queue. The loop's observations
+    /// stay in the tables while their tokens live (a post that reaches one counts it as discarded
+    /// and ends it, as ``NotificationQueueMetrics/discarded`` says); a token released ends its own.
+    private func forgetQueue(of id: ObjectIdentifier) {
+        _ = registry.withLock { $0.queues.removeValue(forKey: id) } // released outside the lock
+    }
+
+    /// How many loops the center keeps a queue for (the tests' view of what it holds on to).
+    ///
+    /// Thread-safety: any thread.
+    package var loopsWithQueues: Int { registry.withLock { $0.queues.count } }
 
     /// The number of observations currently registered (ended ones excluded, and those of loops
     /// that shut down; an observation whose observer object was deallocated is removed at the
@@ -227,7 +249,7 @@ public final class ThreadNotificationCenter: @unchecked Sendable {
     func makeRecord(name: Notification.Name?, sender: SenderFilter, loop: PortRunLoop, modes: [RunLoop.Mode],
                     observer: AnyObject?, caller: @autoclosure () -> String,
                     handler: @escaping @Sendable (AnyObject?, Notification) -> Void) -> ObserverRecord {
-        precondition(!modes.isEmpty, "\(caller()): the mode list is empty, so nothing could ever be delivered")
+        Misuse.check(!modes.isEmpty, "\(caller()): the mode list is empty, so nothing could ever be delivered")
         let lane = queue(for: loop).lane(for: ModeSet(modes))
         let sequence = registry.withLock { registry -> UInt64 in
             defer { registry.nextSequence += 1 }

@@ -106,7 +106,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
                         coalesceMask: NotificationQueue.NotificationCoalescing = [.onName, .onSender],
                         forModes modes: [RunLoop.Mode]? = nil) {
         loop.preconditionOnLoopThread("ThreadNotificationQueue.enqueue(_:postingStyle:coalesceMask:forModes:)")
-        precondition(modes.map { !$0.isEmpty } ?? true,
+        Misuse.check(modes.map { !$0.isEmpty } ?? true,
                      "ThreadNotificationQueue.enqueue: the mode list is empty, so the notification could never be posted; pass nil for the default mode")
         installBeforeWaitingObserverIfNeeded()
         let post = PendingPost(box: NotificationBox(notification, context: CallerContext.capture()),
@@ -139,7 +139,7 @@ public final class ThreadNotificationQueue: @unchecked Sendable {
             idlePosts.append(post)
             counters.didEnqueue(1)
         @unknown default:
-            preconditionFailure("ThreadNotificationQueue.enqueue: unknown posting style \(postingStyle)")
+            Misuse.fail("ThreadNotificationQueue.enqueue: unknown posting style \(postingStyle)")
         }
     }
 

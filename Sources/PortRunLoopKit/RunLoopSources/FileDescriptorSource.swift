@@ -91,7 +91,7 @@ public final class FileDescriptorSource: @unchecked Sendable {
         if loop.isCurrentThread {
             loop.unregisterFileDescriptorSource(self)
         } else {
-            loop.onOwner { $0.unregisterFileDescriptorSource(self) }
+            loop.registerOnOwner { $0.unregisterFileDescriptorSource(self) }
         }
         return loop
     }

@@ -46,7 +46,7 @@ final class LoopMembership: Sendable {
         state.withLock { state in
             guard valid.load(ordering: .acquiring) else { return false }
             if let current = state.loop {
-                precondition(current === loop,
+                Misuse.check(current === loop,
                              "PortRunLoop.add(_:forMode:): this \(typeName) is already added to another PortRunLoop ('\(current.name)'); \(noun) belongs to one loop")
             }
             state.loop = loop

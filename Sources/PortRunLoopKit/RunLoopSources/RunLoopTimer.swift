@@ -88,9 +88,9 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     /// Thread-safety: any thread.
     public init(fireAt date: Date, interval: TimeInterval = 0, repeats: Bool = false, tolerance: TimeInterval = 0,
                 _ block: @escaping @Sendable (RunLoopTimer) -> Void) {
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer: the fire date is NaN")
-        precondition(interval.isFinite, "RunLoopTimer: the interval must be finite, got \(interval)")
-        precondition(!tolerance.isNaN, "RunLoopTimer: the tolerance is NaN")
+        Misuse.check(!date.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer: the fire date is NaN")
+        Misuse.check(interval.isFinite, "RunLoopTimer: the interval must be finite, got \(interval)")
+        Misuse.check(!tolerance.isNaN, "RunLoopTimer: the tolerance is NaN")
         self.interval = repeats ? max(interval, 0.0001) : max(interval, 0)
         self.repeats = repeats
         self.block = block
@@ -102,7 +102,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     /// Thread-safety: any thread.
     public convenience init(after seconds: TimeInterval, repeats: Bool = false,
                             _ block: @escaping @Sendable (RunLoopTimer) -> Void) {
-        precondition(seconds.isFinite, "RunLoopTimer(after:): the interval must be finite, got \(seconds)")
+        Misuse.check(seconds.isFinite, "RunLoopTimer(after:): the interval must be finite, got \(seconds)")
         self.init(fireAt: Date(timeIntervalSinceNow: max(seconds, 0)), interval: seconds, repeats: repeats, block)
     }
 
@@ -116,14 +116,14 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     public var fireDate: Date {
         get { state.withLock { $0.fireDate } }
         set {
-            precondition(!newValue.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer.fireDate: the date is NaN")
+            Misuse.check(!newValue.timeIntervalSinceReferenceDate.isNaN, "RunLoopTimer.fireDate: the date is NaN")
             let loop = state.withLock { state -> PortRunLoop? in
                 state.fireDate = newValue
                 state.fireDateVersion &+= 1
                 return state.loop
             }
             guard isValid, let loop else { return }
-            loop.onOwner { $0.timerFireDateChanged(self) }
+            loop.registerOnOwner { $0.timerFireDateChanged(self) }
         }
     }
 
@@ -136,7 +136,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
     public var tolerance: TimeInterval {
         get { state.withLock { $0.tolerance } }
         set {
-            precondition(!newValue.isNaN, "RunLoopTimer.tolerance: NaN")
+            Misuse.check(!newValue.isNaN, "RunLoopTimer.tolerance: NaN")
             state.withLock { $0.tolerance = max(newValue, 0) }
         }
     }
@@ -157,7 +157,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
             return state.loop
         }
         guard let loop else { return }
-        if loop.isCurrentThread { loop.unregisterTimer(self) } else { loop.onOwner { $0.unregisterTimer(self) } }
+        if loop.isCurrentThread { loop.unregisterTimer(self) } else { loop.registerOnOwner { $0.unregisterTimer(self) } }
     }
 
     /// The fire date, tolerance and ``fireDateVersion``, read together.
@@ -176,7 +176,7 @@ public final class RunLoopTimer: @unchecked Sendable, CustomStringConvertible {
         state.withLock { state in
             guard !gate.isClosed else { return false }
             if let current = state.loop {
-                precondition(current === loop,
+                Misuse.check(current === loop,
                              "PortRunLoop.add(_:forMode:): this RunLoopTimer is already scheduled in another PortRunLoop ('\(current.name)'); a timer belongs to one loop")
             }
             state.loop = loop

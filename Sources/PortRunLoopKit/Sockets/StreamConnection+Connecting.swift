@@ -32,8 +32,8 @@ extension StreamConnection {
     package static func connect(to endpoint: SocketEndpoint, on loop: PortRunLoop, timeout: TimeInterval,
                                 options: Options, inModes modes: [RunLoop.Mode], transport: StreamTransportMaker?,
                                 completion: @escaping @Sendable (Result<StreamConnection, StreamConnectionError>) -> Void) {
-        precondition(!modes.isEmpty, "StreamConnection.connect(to:on:): the mode list is empty")
-        precondition(!timeout.isNaN, "StreamConnection.connect(to:on:): the timeout is NaN")
+        Misuse.check(!modes.isEmpty, "StreamConnection.connect(to:on:): the mode list is empty")
+        Misuse.check(!timeout.isNaN, "StreamConnection.connect(to:on:): the timeout is NaN")
         let deadline = Date(timeIntervalSinceNow: max(timeout, 0))
         let attempt = ConnectAttempt(endpoint: endpoint, loop: loop, deadline: deadline, options: options, modes: modes,
                                      transport: transport, completion: completion)

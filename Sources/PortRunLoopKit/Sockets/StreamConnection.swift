@@ -186,7 +186,7 @@ public final class StreamConnection {
     /// Thread-safety: the loop's thread.
     public func setWaterMarks(low: Int, high: Int) {
         checkThread("StreamConnection.setWaterMarks(low:high:)")
-        precondition(low >= 0 && low <= high, "StreamConnection.setWaterMarks(low:high:): need 0 <= low <= high, got \(low), \(high)")
+        Misuse.check(low >= 0 && low <= high, "StreamConnection.setWaterMarks(low:high:): need 0 <= low <= high, got \(low), \(high)")
         options.lowWaterMark = low
         options.highWaterMark = high
     }

@@ -143,8 +143,8 @@ public final class StreamListener: @unchecked Sendable {
     package init(on endpoint: SocketEndpoint, loop: PortRunLoop, options: Options, inModes modes: [RunLoop.Mode],
                  distributingTo servingLoops: [PortRunLoop], transport: StreamTransportMaker?,
                  onConnection: @escaping @Sendable (StreamConnection) -> Void) throws(StreamConnectionError) {
-        precondition(!modes.isEmpty, "StreamListener: the mode list is empty")
-        precondition(options.backlog >= 0, "StreamListener: the backlog is negative")
+        Misuse.check(!modes.isEmpty, "StreamListener: the mode list is empty")
+        Misuse.check(options.backlog >= 0, "StreamListener: the backlog is negative")
         guard let address = try endpoint.resolveBlocking(passive: true).first else {
             throw .invalidEndpoint(endpoint, reason: "no address to listen on")
         }
@@ -232,7 +232,7 @@ public final class StreamListener: @unchecked Sendable {
     func observeClose(_ observer: @escaping @Sendable () -> Void) {
         let now = closeObserver.withLock { stored -> Bool in
             if isClosed { return true }
-            precondition(stored == nil, "StreamListener: a second close observer")
+            Misuse.check(stored == nil, "StreamListener: a second close observer")
             stored = observer
             return false
         }

@@ -32,7 +32,7 @@ public final class LoopInputStream: LoopStream {
     /// Thread-safety: the stream's loop thread.
     public func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         checkThread("LoopInputStream.read(_:maxLength:)")
-        precondition(len >= 0, "LoopInputStream.read(_:maxLength:): maxLength is negative (\(len))")
+        Misuse.check(len >= 0, "LoopInputStream.read(_:maxLength:): maxLength is negative (\(len))")
         switch status {
         case .open: break
         case .opening, .atEnd: return 0

@@ -28,7 +28,7 @@ public final class LoopOutputStream: LoopStream {
     /// Thread-safety: the stream's loop thread.
     public func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         checkThread("LoopOutputStream.write(_:maxLength:)")
-        precondition(len >= 0, "LoopOutputStream.write(_:maxLength:): maxLength is negative (\(len))")
+        Misuse.check(len >= 0, "LoopOutputStream.write(_:maxLength:): maxLength is negative (\(len))")
         switch status {
         case .open: break
         case .opening: return 0

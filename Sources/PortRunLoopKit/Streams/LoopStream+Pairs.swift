@@ -21,7 +21,7 @@ extension LoopStream {
     public static func getStreams(to endpoint: SocketEndpoint, options: StreamConnection.Options = StreamConnection.Options(),
                                   timeout: TimeInterval = 30,
                                   inputStream: inout LoopInputStream?, outputStream: inout LoopOutputStream?) {
-        precondition(!timeout.isNaN, "LoopStream.getStreams(to:): the timeout is NaN")
+        Misuse.check(!timeout.isNaN, "LoopStream.getStreams(to:): the timeout is NaN")
         let socket = LoopStreamSocket(origin: .endpoint(endpoint, timeout: timeout), options: options,
                                       inputLimit: connectedInputLimit, servesInput: true, servesOutput: true)
         (inputStream, outputStream) = streams(sharing: socket)
@@ -81,7 +81,7 @@ extension LoopStream {
     /// Thread-safety: any thread; each stream binds to a loop at its first schedule or open.
     public static func getBoundStreams(withBufferSize bufferSize: Int,
                                        inputStream: inout LoopInputStream?, outputStream: inout LoopOutputStream?) {
-        precondition(bufferSize > 0, "LoopStream.getBoundStreams(withBufferSize:): the buffer size must be positive, got \(bufferSize)")
+        Misuse.check(bufferSize > 0, "LoopStream.getBoundStreams(withBufferSize:): the buffer size must be positive, got \(bufferSize)")
         var options = StreamConnection.Options()
         options.highWaterMark = bufferSize
         options.lowWaterMark = bufferSize / 2

@@ -72,7 +72,7 @@ final class LoopStreamSocket {
     /// Binds the pair to `newLoop` (a pair lives in one loop: a second one is a precondition failure).
     func bind(to newLoop: PortRunLoop, _ what: String) {
         if let loop {
-            precondition(loop === newLoop, "\(what): the streams of a pair belong to one loop ('\(loop.name)'), not '\(newLoop.name)'")
+            Misuse.check(loop === newLoop, "\(what): the streams of a pair belong to one loop ('\(loop.name)'), not '\(newLoop.name)'")
         } else {
             loop = newLoop
         }

@@ -45,7 +45,7 @@ struct HandoffQueue<Element>: ~Copyable {
     /// Removes and returns the first element. Precondition: not empty.
     @inline(__always)
     mutating func popFirst() -> Element {
-        precondition(head < tail, "HandoffQueue.popFirst() on an empty queue")
+        InternalFailure.check(head < tail, "HandoffQueue.popFirst() on an empty queue")
         let element = (storage.unsafelyUnwrapped + head).move()
         head &+= 1
         if head == tail { head = 0; tail = 0 }
@@ -58,7 +58,7 @@ struct HandoffQueue<Element>: ~Copyable {
     @inline(__always)
     mutating func putBackFirst(_ element: consuming Element) {
         guard head > 0 else {
-            precondition(isEmpty, "HandoffQueue.putBackFirst() after a change other than popFirst()")
+            InternalFailure.check(isEmpty, "HandoffQueue.putBackFirst() after a change other than popFirst()")
             append(element)
             return
         }
@@ -69,7 +69,7 @@ struct HandoffQueue<Element>: ~Copyable {
     /// Removes and returns the last element: the queue used as a stack. Precondition: not empty.
     @inline(__always)
     mutating func popLast() -> Element {
-        precondition(head < tail, "HandoffQueue.popLast() on an empty queue")
+        InternalFailure.check(head < tail, "HandoffQueue.popLast() on an empty queue")
         tail &-= 1
         let element = (storage.unsafelyUnwrapped + tail).move()
         if head == tail { head = 0; tail = 0 }
@@ -79,7 +79,7 @@ struct HandoffQueue<Element>: ~Copyable {
     /// The element at `offset` (0 is the first). Precondition: `offset` is in range.
     @inline(__always)
     func element(atOffset offset: Int) -> Element {
-        precondition(offset >= 0 && offset < count, "HandoffQueue.element(atOffset:) out of range")
+        InternalFailure.check(offset >= 0 && offset < count, "HandoffQueue.element(atOffset:) out of range")
         return (storage.unsafelyUnwrapped + head + offset).pointee
     }
 
@@ -90,7 +90,7 @@ struct HandoffQueue<Element>: ~Copyable {
     /// nothing, a release of a nil reference, is a runtime call.
     @inline(__always)
     mutating func popFirstTrivially<Value>(_ read: (borrowing Element) -> Value?) -> Value? {
-        precondition(head < tail, "HandoffQueue.popFirstTrivially() on an empty queue")
+        InternalFailure.check(head < tail, "HandoffQueue.popFirstTrivially() on an empty queue")
         guard let value = read((storage.unsafelyUnwrapped + head).pointee) else { return nil }
         head &+= 1
         if head == tail { head = 0; tail = 0 }
@@ -125,7 +125,7 @@ struct HandoffQueue<Element>: ~Copyable {
     /// Removes and returns the element at `offset` (0 is the first); the later ones move up, in
     /// order. O(count - offset): made for the rare element taken out of turn.
     mutating func remove(atOffset offset: Int) -> Element {
-        precondition(offset >= 0 && offset < count, "HandoffQueue.remove(atOffset:) out of range")
+        InternalFailure.check(offset >= 0 && offset < count, "HandoffQueue.remove(atOffset:) out of range")
         let position = storage.unsafelyUnwrapped + head + offset
         let element = position.move()
         position.moveInitialize(from: position + 1, count: tail - head - offset - 1)

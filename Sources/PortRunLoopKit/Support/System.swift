@@ -16,7 +16,7 @@ enum System {
     static func monotonicSeconds() -> Double {
         var ts = timespec()
         let rc = clock_gettime(CLOCK_MONOTONIC, &ts)
-        precondition(rc == 0, "PortRunLoop: clock_gettime(CLOCK_MONOTONIC) failed, errno \(errno)")
+        InternalFailure.check(rc == 0, "clock_gettime(CLOCK_MONOTONIC) failed, errno \(errno)")
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
@@ -101,7 +101,7 @@ enum System {
                 var drained: UInt64 = 0
                 _ = read(fd, &drained, 8)
             default:
-                preconditionFailure("PortRunLoop: write to the loop's eventfd failed, errno \(errno)")
+                InternalFailure.fail("write to the loop's eventfd failed, errno \(errno)")
             }
         }
     }
@@ -111,7 +111,7 @@ enum System {
     static func waitEventfd(_ fd: Int32) {
         var count: UInt64 = 0
         let n = read(fd, &count, 8)
-        precondition(n == 8 || errno == EINTR, "PortRunLoop: read from the loop's eventfd failed, errno \(errno)")
+        InternalFailure.check(n == 8 || errno == EINTR, "read from the loop's eventfd failed, errno \(errno)")
     }
 
     /// `timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)`: the loop's wake timer (see
@@ -128,7 +128,7 @@ enum System {
     static func setTimerfd(_ fd: Int32, deadline: Double) {
         var spec = itimerspec(it_interval: timespec(), it_value: timespec(monotonicDeadline: deadline))
         let rc = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
-        precondition(rc == 0, "PortRunLoop: timerfd_settime failed, errno \(errno)")
+        InternalFailure.check(rc == 0, "timerfd_settime failed, errno \(errno)")
     }
 
     /// `close(fd)`, once: on Linux the fd is released even when `close` reports `EINTR`.
@@ -187,7 +187,7 @@ enum System {
     /// `pthread_join`; the thread must be joinable and not the caller.
     static func join(_ thread: pthread_t) {
         let rc = pthread_join(thread, nil)
-        precondition(rc == 0, "PortRunLoop: pthread_join failed, errno \(rc)")
+        InternalFailure.check(rc == 0, "pthread_join failed, errno \(rc)")
     }
 
     /// `pthread_detach`.

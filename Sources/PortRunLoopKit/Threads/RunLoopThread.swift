@@ -153,7 +153,7 @@ public final class RunLoopThread: @unchecked Sendable {
             System.join(thread)
             throw error
         default:
-            preconditionFailure("RunLoopThread: the thread left its start-up without a loop")
+            InternalFailure.fail("RunLoopThread: the thread left its start-up without a loop")
         }
         self.name = name
         self.lifecycle = lifecycle

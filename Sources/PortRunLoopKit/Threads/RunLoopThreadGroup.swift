@@ -41,7 +41,7 @@ public final class RunLoopThreadGroup: Sendable {
     ///
     /// Thread-safety: any thread.
     public init(name: String, count: Int, logger: Logger = .portRunLoopDisabled) throws(PortRunLoopError) {
-        precondition(count > 0, "RunLoopThreadGroup: count must be positive, got \(count)")
+        Misuse.check(count > 0, "RunLoopThreadGroup: count must be positive, got \(count)")
         var threads: [RunLoopThread] = []
         threads.reserveCapacity(count)
         for index in 0..<count {

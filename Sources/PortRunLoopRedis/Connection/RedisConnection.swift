@@ -139,7 +139,7 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Starts connecting (non-blocking). Every outcome is reported to the owner, later.
     func open() {
-        precondition(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
+        InternalFailure.check(context == nil && retainedByContext == nil, "RedisConnection.open: opened twice")
         guard let made = redisAsyncConnect(target.host, Int32(target.port)) else {
             later { $0.owner?.connectionEnded($0, reason: "hiredis could not allocate a context", wasOpen: false) }
             return

@@ -2,8 +2,9 @@
 // MainQueueDrainTests (swift-testing runs tests off the main thread, and its exit tests do too, so
 // only a separate program can show what happens on a real main thread).
 //
-// Usage: MainQueueProbe [touch-main-loop-first-off-main]
-// It prints one line per check and exits 0 when every check passed, 1 when one failed, 3 when the
+// Usage: MainQueueProbe [touch-main-loop-first-off-main] [first-run-only]
+// With first-run-only it queues one main-queue block on the main thread and makes one
+// `run(mode:before:)` (corelibs' test_mainDispatchQueueCallout): that run must run the block. Otherwise it prints one line per check and exits 0 when every check passed, 1 when one failed, 3 when the
 // checks did not finish within 30 seconds (a safety bound, never used for ordering).
 import Dispatch
 import Foundation
@@ -54,6 +55,20 @@ if offMainFirst {
 }
 
 precondition(Thread.isMainThread, "MainQueueProbe: top-level code must run on the main thread")
+
+if CommandLine.arguments.dropFirst().contains("first-run-only") {
+    // A block queued on the main thread before its loop ever ran: the first run serves it. The
+    // date only bounds a run that would miss it (the run returns as soon as the block ran).
+    DispatchQueue.main.async { record("first-run-block main=\(Thread.isMainThread)") }
+    let returned = PortRunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 20))
+    record("first-run returned=\(returned)")
+    finished.signal()
+    let got = results.withLock { $0 }
+    for line in got { print(line) }
+    let passed = got == ["first-run-block main=true", "first-run returned=true"]
+    print(passed ? "PASS" : "FAIL")
+    exit(passed ? 0 : 1)
+}
 
 // The driver: waits until the main loop is surely running, then targets the main queue in every
 // way it can and checks each ran on the main thread, then stops the main loop.

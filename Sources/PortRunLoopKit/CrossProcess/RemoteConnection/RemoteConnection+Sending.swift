@@ -21,7 +21,7 @@ extension RemoteConnection {
             return .failure(.tooManyFileDescriptors(count: descriptors.count, limit: options.maximumFileDescriptorsPerMessage))
         }
         if let replyPort {
-            precondition(replyPort.remote == nil,
+            Misuse.check(replyPort.remote == nil,
                          "MessagePort.send(before:msgid:components:from:): the reply port of a message to another process must be a local port")
         }
         mutex.lock()

@@ -80,8 +80,8 @@ extension PortRunLoop: SerialExecutor {
     ///
     /// Thread-safety: any thread.
     public func checkIsolated() {
-        precondition(isolatesCurrentContext,
-                     "PortRunLoop: code isolated to the executor of loop '\(name)' ran on another thread (assumeIsolated / preconditionIsolated off the loop's thread)")
+        Misuse.check(isolatesCurrentContext,
+                     "code isolated to the executor of loop '\(name)' ran on another thread (assumeIsolated / preconditionIsolated off the loop's thread)")
     }
 
     /// True on the loop's own thread while the loop is alive. ``isCurrentThread`` compares

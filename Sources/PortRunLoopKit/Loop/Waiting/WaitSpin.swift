@@ -43,7 +43,7 @@ final class WaitSpin {
             guard let raw else { return }
             Unmanaged<WaitSpin>.fromOpaque(raw).release()
         }
-        precondition(rc == 0, "PortRunLoop: pthread_key_create failed, errno \(rc)")
+        InternalFailure.check(rc == 0, "pthread_key_create failed, errno \(rc)")
         return key
     }()
 

@@ -86,7 +86,7 @@ public final class RunLoopSource: @unchecked Sendable {
         let (wasValid, loop) = membership.invalidate()
         guard wasValid else { return }
         signalStamp.store(0, ordering: .releasing)
-        loop?.onOwner { $0.syncSource(self) }
+        loop?.registerOnOwner { $0.syncSource(self) }
     }
 
     // MARK: Loop side

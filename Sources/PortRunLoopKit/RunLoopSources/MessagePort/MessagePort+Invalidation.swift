@@ -58,7 +58,7 @@ extension MessagePort {
                 LogKey.port: "\(self)", LogKey.loop: "\(loop?.name ?? "none")", LogKey.discarded: "\(discarded)",
             ])
         }
-        loop?.onOwner { $0.unregisterPort(self, discardingBuffered: true) }
+        loop?.registerOnOwner { $0.unregisterPort(self, discardingBuffered: true) }
         // Recorded after the port's state changed: a handler set from now on runs at once.
         let handler = invalidation.withLock { record -> InvalidationHandler? in
             record.reason = reason

@@ -9,11 +9,11 @@ extension MessagePort {
     /// doorbell (held messages are now the loop's to deliver). A port scheduled in another loop
     /// is a programmer error.
     func schedule(on loop: PortRunLoop, mode: RunLoop.Mode) -> (accepted: Bool, ring: Bool) {
-        precondition(remote == nil, "PortRunLoop.add(_:forMode:): a remote MessagePort (one that stands for a port of another process) cannot be scheduled in a loop")
+        Misuse.check(remote == nil, "PortRunLoop.add(_:forMode:): a remote MessagePort (one that stands for a port of another process) cannot be scheduled in a loop")
         return withLock {
             guard state.isValid else { return (false, false) }
             if let current = state.loop {
-                precondition(current === loop,
+                Misuse.check(current === loop,
                              "PortRunLoop.add(_:forMode:): this MessagePort is already scheduled in another PortRunLoop ('\(current.name)'); remove it there first")
             }
             state.loop = loop

@@ -83,7 +83,7 @@ extension MessagePort {
             return send(to: remote, before: date, msgid: msgid, components: components, replyPort: replyPort,
                         descriptors: descriptors.isEmpty ? [] : descriptors.compactMap { $0.fileDescriptor })
         }
-        precondition(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
+        Misuse.check(!date.timeIntervalSinceReferenceDate.isNaN, "MessagePort.send(before:): the date is NaN")
         // Made before the lock: a payload box is the send's only allocation, and the lock is
         // held for the queue's append alone.
         let envelope = Envelope(

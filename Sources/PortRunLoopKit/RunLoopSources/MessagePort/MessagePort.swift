@@ -78,7 +78,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     ///
     /// Thread-safety: any thread.
     public init(queueLimit: Int = MessagePort.defaultQueueLimit, logger: Logger? = nil) {
-        precondition(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
+        Misuse.check(queueLimit >= 1, "MessagePort: the queue limit must be at least 1, got \(queueLimit)")
         ownLogger = logger
         remote = nil
         stateStorage = CacheLine.allocate(State(limit: queueLimit))
@@ -105,7 +105,7 @@ public final class MessagePort: @unchecked Sendable, Hashable, CustomStringConve
     public var queueLimit: Int {
         get { withLock { state.limit } }
         set {
-            precondition(newValue >= 1, "MessagePort.queueLimit must be at least 1, got \(newValue)")
+            Misuse.check(newValue >= 1, "MessagePort.queueLimit must be at least 1, got \(newValue)")
             withLock { state.limit = newValue; notifyRoomChanged() }
         }
     }

@@ -72,7 +72,7 @@ public final class RunLoopObserver: @unchecked Sendable {
     public func invalidate() {
         let (wasValid, loop) = membership.invalidate()
         guard wasValid else { return }
-        loop?.onOwner { $0.syncObserver(self) }
+        loop?.registerOnOwner { $0.syncObserver(self) }
     }
 
     // MARK: Loop side

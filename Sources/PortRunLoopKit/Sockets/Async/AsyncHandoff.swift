@@ -56,7 +56,7 @@ final class AsyncHandoff<Element: Sendable>: Sendable {
     private let state = TracedMutex(State())
 
     init(limit: Int, weigh: @escaping @Sendable (Element) -> Int) {
-        precondition(limit > 0, "the buffer limit must be positive, got \(limit)")
+        InternalFailure.check(limit > 0, "the buffer limit must be positive, got \(limit)")
         self.limit = limit
         self.weigh = weigh
     }
@@ -176,7 +176,7 @@ final class AsyncHandoff<Element: Sendable>: Sendable {
                     let waits = state.withLock { state -> Bool in
                         // Something arrived since the look above: take it in the next round.
                         guard state.items.isEmpty, state.ending == nil else { return false }
-                        precondition(state.waiter == nil,
+                        Misuse.check(state.waiter == nil,
                                      "two tasks are iterating one sequence at once; iterate it from one task")
                         state.waiter = continuation
                         return true

@@ -19,7 +19,7 @@ extension AsyncStreamConnection {
                                inModes modes: [RunLoop.Mode] = [.common],
                                inboundBufferLimit: Int = defaultInboundBufferLimit) async throws(StreamConnectionError)
         -> AsyncStreamConnection {
-        precondition(inboundBufferLimit > 0, "AsyncStreamConnection.connect: inboundBufferLimit must be positive, got \(inboundBufferLimit)")
+        Misuse.check(inboundBufferLimit > 0, "AsyncStreamConnection.connect: inboundBufferLimit must be positive, got \(inboundBufferLimit)")
         guard !Task.isCancelled else { throw .cancelled }
         let outcome = PendingResult<Result<AsyncStreamConnection, StreamConnectionError>>(serving: .synchronousWait)
         StreamConnection.connect(to: endpoint, on: loop, timeout: timeout, options: options, inModes: modes) { result in
@@ -29,7 +29,7 @@ extension AsyncStreamConnection {
         }
         _ = await outcome.value() // nil: the task was cancelled first
         outcome.finish(.failure(.cancelled))
-        guard let result = outcome.result else { preconditionFailure("AsyncStreamConnection.connect: a wait ended without a result") }
+        guard let result = outcome.result else { InternalFailure.fail("AsyncStreamConnection.connect: a wait ended without a result") }
         return try result.get()
     }
 }

@@ -57,7 +57,7 @@ extension AsyncStreamConnection {
         _ = await done.value() // nil: the task was cancelled first
         // The first result set stays: the loop's, or this cancellation's.
         done.finish(.failure(.cancelled))
-        guard let result = done.result else { preconditionFailure("AsyncStreamConnection: a wait ended without a result") }
+        guard let result = done.result else { InternalFailure.fail("AsyncStreamConnection: a wait ended without a result") }
         if case .failure(.cancelled) = result { closeNow() }
         return result
     }

@@ -89,7 +89,7 @@ public final class AsyncStreamConnection: Sendable {
     /// Thread-safety: the connection's loop thread (checked).
     public init(wrapping connection: StreamConnection, inboundBufferLimit: Int = defaultInboundBufferLimit) {
         connection.loop.preconditionOnLoopThread("AsyncStreamConnection(wrapping:)")
-        precondition(inboundBufferLimit > 0, "AsyncStreamConnection: inboundBufferLimit must be positive, got \(inboundBufferLimit)")
+        Misuse.check(inboundBufferLimit > 0, "AsyncStreamConnection: inboundBufferLimit must be positive, got \(inboundBufferLimit)")
         let core = AsyncConnectionCore(connection: connection, inboundBufferLimit: inboundBufferLimit)
         self.loop = connection.loop
         self.localEndpoint = connection.localEndpoint

@@ -112,7 +112,7 @@ public struct IncomingStreamConnections: AsyncSequence, Sendable {
             do {
                 return try await incoming.buffer.next(isolation: actor, whenReleased: {}, whenCancelled: { listener.close() })
             } catch {
-                preconditionFailure("IncomingStreamConnections: the sequence ended with an error: \(error)")
+                InternalFailure.fail("IncomingStreamConnections: the sequence ended with an error: \(error)")
             }
         }
 
@@ -149,7 +149,7 @@ extension StreamListener {
         bufferLimit: Int = IncomingStreamConnections.defaultBufferLimit,
         inboundBufferLimit: Int = AsyncStreamConnection.defaultInboundBufferLimit
     ) throws(StreamConnectionError) -> IncomingStreamConnections {
-        precondition(bufferLimit > 0, "StreamListener.incomingConnections: bufferLimit must be positive, got \(bufferLimit)")
+        Misuse.check(bufferLimit > 0, "StreamListener.incomingConnections: bufferLimit must be positive, got \(bufferLimit)")
         let buffer = AsyncHandoff<AsyncStreamConnection>(limit: bufferLimit, weigh: { _ in 1 })
         let listener = try StreamListener(on: endpoint, loop: loop, options: options, inModes: modes,
                                           distributingTo: servingLoops) { connection in

@@ -69,16 +69,16 @@ enum ParkingLot {
             var mutexAttr = pthread_mutexattr_t()
             pthread_mutexattr_init(&mutexAttr)
             var rc = pthread_mutexattr_settype(&mutexAttr, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-            precondition(rc == 0, "PortRunLoop: pthread_mutexattr_settype(PTHREAD_MUTEX_ADAPTIVE_NP) failed, errno \(rc)")
+            InternalFailure.check(rc == 0, "pthread_mutexattr_settype(PTHREAD_MUTEX_ADAPTIVE_NP) failed, errno \(rc)")
             rc = pthread_mutex_init(mutex, &mutexAttr)
             pthread_mutexattr_destroy(&mutexAttr)
-            precondition(rc == 0, "PortRunLoop: pthread_mutex_init failed, errno \(rc)")
+            InternalFailure.check(rc == 0, "pthread_mutex_init failed, errno \(rc)")
             var condAttr = pthread_condattr_t()
             pthread_condattr_init(&condAttr)
             pthread_condattr_setclock(&condAttr, CLOCK_MONOTONIC)
             rc = pthread_cond_init(cond, &condAttr)
             pthread_condattr_destroy(&condAttr)
-            precondition(rc == 0, "PortRunLoop: pthread_cond_init failed, errno \(rc)")
+            InternalFailure.check(rc == 0, "pthread_cond_init failed, errno \(rc)")
         }
 
         deinit {
