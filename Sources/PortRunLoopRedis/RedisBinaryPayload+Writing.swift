@@ -12,19 +12,19 @@ extension RedisBinaryPayload {
     /// (``PendingPublish``), so a payload is never written twice unless it outgrew the estimate.
     ///
     /// Thread-safety: a value type over a borrowed buffer, used by one thread while it is valid.
-    struct Writer {
+    package struct Writer {
         private let base: UnsafeMutableRawPointer?
         private let capacity: Int
         /// Bytes asked for so far, written or not.
-        private(set) var count = 0
+        package private(set) var count = 0
 
-        init(_ buffer: UnsafeMutableRawBufferPointer) {
+        package init(_ buffer: UnsafeMutableRawBufferPointer) {
             base = buffer.baseAddress
             capacity = buffer.count
         }
 
         /// Whether some byte asked for did not fit (then none after it was written either).
-        var overflowed: Bool { count > capacity }
+        package var overflowed: Bool { count > capacity }
 
         /// The error of a value with no property-list form: the key path (innermost last) and its type.
         struct Unsupported: Error {
@@ -42,7 +42,7 @@ extension RedisBinaryPayload {
         }
 
         /// The payload for `envelope` (its name is the channel's, not repeated).
-        mutating func appendPayload(of envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) {
+        package mutating func appendPayload(of envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) {
             append(formatByte)
             var flags: UInt8 = envelope.deliverImmediately ? Flag.deliverImmediately : 0
             if envelope.object != nil { flags |= Flag.hasObject }

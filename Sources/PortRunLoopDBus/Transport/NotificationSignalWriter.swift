@@ -9,9 +9,9 @@ import Foundation
 /// naming the same key path, and nothing is sent.
 ///
 /// Thread-safety: a stateless namespace; the message is the caller's until it is sent.
-enum NotificationSignalWriter {
+package enum NotificationSignalWriter {
     /// A new signal message carrying `envelope` (the caller owns its reference).
-    static func message(for envelope: NotificationEnvelope) throws(BusNotificationError) -> OpaquePointer {
+    package static func message(for envelope: NotificationEnvelope) throws(BusNotificationError) -> OpaquePointer {
         guard let message = dbus_message_new_signal(NotificationWireFormat.path.cString, NotificationWireFormat.interface.cString,
                                                     NotificationWireFormat.member.cString) else { throw .outOfMemory }
         do throws(BusNotificationError) {
