@@ -52,7 +52,7 @@ struct CrossProcessFrameSplitTests {
             var bytes = randomFrame(&random).encoded()
             if round % 2 == 1 { bytes[Int.random(in: 0..<bytes.count, using: &random)] ^= UInt8.random(in: 1...255, using: &random) }
             var violation: InvariantViolation?
-            do throws(InvariantViolation) { try CrossProcessFrameHarness.run(bytes) } catch { violation = error }
+            do throws(InvariantViolation) { try CrossProcessFrameHarness.run([0] + bytes) } catch { violation = error }
             #expect(violation == nil, "\(violation?.description ?? "")")
         }
     }

@@ -8,15 +8,26 @@ import PortRunLoopKit
 ///
 /// The connection is a `SOCK_SEQPACKET` socket: the kernel keeps each frame one record, so a
 /// reader never reassembles bytes; what it must do is refuse a record that is not exactly one
-/// frame. The check: the whole input parses to a frame or a ``FrameError``; a frame encodes back
-/// to exactly the input; a record cut anywhere (the first piece of every split plan, one byte at a
-/// time and at random points) is refused, and so is a record holding the frame twice; a frame
-/// that declares descriptors keeps the descriptor rule both readers apply; and the records the
-/// split plans make, read in order as a connection reads them, never trap.
+/// frame. The first byte picks the mode; the rest is its input.
+///
+/// - Even: one record. It parses to a frame or a ``FrameError``; a frame encodes back to exactly
+///   the record; the record cut anywhere (the first piece of every split plan, one byte at a time
+///   and at random points) is refused, and so is a record holding the frame twice; a frame that
+///   declares descriptors keeps the descriptor rule both readers apply; and the records the split
+///   plans make, read in order as a connection reads them, never trap.
+/// - Odd: records (each a 16-bit length and its bytes) sent over a real connection to a port
+///   published in this process (``CrossProcessLivePublisher``), read by its `readFrames`: the
+///   publisher reads them or closes the connection within 5 s, and ends it as the records call for.
 package enum CrossProcessFrameHarness: FuzzHarness {
     package static let targetName = "fuzz-cross-process-frame"
 
-    package static func run(_ bytes: UnsafeRawBufferPointer) throws(InvariantViolation) {
+    package static func run(_ input: UnsafeRawBufferPointer) throws(InvariantViolation) {
+        guard let mode = input.first else { return }
+        let bytes = UnsafeRawBufferPointer(rebasing: input[1...])
+        if mode & 1 == 1 {
+            try live(records: records(bytes))
+            return
+        }
         let whole = parse(bytes)
         if case .success(let frame) = whole {
             try require(frame.encoded().elementsEqual(bytes), "a parsed frame does not encode back to its bytes")
@@ -47,6 +58,63 @@ package enum CrossProcessFrameHarness: FuzzHarness {
         }
     }
 
+    /// The records of the live mode: each a 16-bit big-endian length and that many bytes (fewer
+    /// at the end).
+    static func records(_ bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var records: [[UInt8]] = []
+        var offset = 0
+        while offset + 2 <= bytes.count {
+            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
+            let end = min(offset + 2 + length, bytes.count)
+            records.append(Array(bytes[(offset + 2)..<end]))
+            offset = end
+        }
+        return records
+    }
+
+    /// The records sent to a port published in this process, on a connection of their own: the
+    /// publisher reads them all or closes the connection, within 5 s; and how it ends the
+    /// connection is what the records call for (a protocol violation at the first record that is
+    /// not a message frame within the rules, else the end), when the credits do not make it
+    /// depend on how fast its loop takes the messages.
+    private static func live(records: [[UInt8]]) throws(InvariantViolation) {
+        guard let reason = CrossProcessLivePublisher.shared.exchange(records) else {
+            throw InvariantViolation("the publisher neither read \(records.count) records nor closed the connection within 5 s")
+        }
+        var announced = false
+        var messages = 0
+        var expected: String? = "closed"
+        for record in records {
+            if record.isEmpty { break } // an empty record reads as the end
+            let outcome = record.withUnsafeBytes { parse($0) }
+            guard record.count <= CrossProcessLivePublisher.maximumFrameSize, case .success(let frame) = outcome,
+                  frame.descriptorViolation(received: 0, limit: 253, announced: announced, sender: "peer") == nil else {
+                expected = "violation"
+                break
+            }
+            if frame.kind == .descriptors {
+                announced = true
+                continue
+            }
+            guard frame.kind == .message else {
+                expected = "violation"
+                break
+            }
+            messages += 1
+            if messages > CrossProcessLivePublisher.credits {
+                expected = nil // within the credits or beyond them, as the loop's pace decides
+                break
+            }
+        }
+        let actual: String
+        switch reason {
+        case .closed: actual = "closed"
+        case .protocolViolation: actual = "violation"
+        default: actual = "\(reason)"
+        }
+        try require(expected == nil || expected == actual, "the publisher ended the connection as \(reason), not \(expected ?? "")")
+    }
+
     private static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<CrossProcessFrame, FrameError> {
         do throws(FrameError) { return .success(try CrossProcessFrame.parse(bytes)) } catch { return .failure(error) }
     }
@@ -66,15 +134,27 @@ package enum CrossProcessFrameHarness: FuzzHarness {
             ("closing", CrossProcessFrame(kind: .closing)),
             ("descriptors", CrossProcessFrame(kind: .descriptors)),
         ]
-        var seeds = frames.map { FuzzSeed($0.0, $0.1.encoded()) }
+        var seeds = frames.map { FuzzSeed($0.0, [0] + $0.1.encoded()) }
+        // The live mode: records for a published port.
+        func live(_ name: String, _ records: [[UInt8]]) -> FuzzSeed {
+            FuzzSeed("live-" + name, [1] + records.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] + $0 })
+        }
+        let message = CrossProcessFrame(kind: .message, msgid: 1, components: [payload]).encoded()
+        seeds.append(live("messages", [message, CrossProcessFrame(kind: .message, flags: .request, msgid: 2, firstID: 7).encoded(), message]))
+        seeds.append(live("announced", [CrossProcessFrame(kind: .descriptors).encoded(), message]))
+        seeds.append(live("descriptors-unannounced", [CrossProcessFrame(kind: .message, descriptorCount: 1).encoded()]))
+        seeds.append(live("publisher-kind", [message, CrossProcessFrame(kind: .credit, firstID: 1).encoded()]))
+        seeds.append(live("empty-record", [message, [], message]))
+        seeds.append(live("beyond-credits", Array(repeating: message, count: 12)))
+        seeds.append(live("garbage", [Array("not a frame".utf8)]))
         // Edge cases: a header only, a length that runs past the record, two frames in one record.
         let header = CrossProcessFrame(kind: .message, components: [payload]).encoded()
-        seeds.append(FuzzSeed("edge-truncated", Array(header.prefix(CrossProcessFrame.headerSize + 2))))
+        seeds.append(FuzzSeed("edge-truncated", [0] + Array(header.prefix(CrossProcessFrame.headerSize + 2))))
         var long = header
         long[CrossProcessFrame.headerSize] = 0xFF
-        seeds.append(FuzzSeed("edge-length-past-end", long))
-        seeds.append(FuzzSeed("edge-two-frames", CrossProcessFrame(kind: .closing).encoded() + CrossProcessFrame(kind: .descriptors).encoded()))
-        seeds.append(FuzzSeed("edge-empty", []))
+        seeds.append(FuzzSeed("edge-length-past-end", [0] + long))
+        seeds.append(FuzzSeed("edge-two-frames", [0] + CrossProcessFrame(kind: .closing).encoded() + CrossProcessFrame(kind: .descriptors).encoded()))
+        seeds.append(FuzzSeed("edge-empty", [0]))
         return seeds
     }
 }
