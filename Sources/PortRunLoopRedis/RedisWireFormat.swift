@@ -39,6 +39,10 @@ package enum RedisWireFormat {
             guard case .dict(let entries)? = RedisWireValue(encoded) else {
                 throw .unsupportedUserInfoValue(keyPath: "", type: "userInfo")
             }
+            // The binary form's bound, so that both forms carry the same notifications.
+            guard RedisWireValue.nestsWithinLimit(entries) else {
+                throw .unsupportedUserInfoValue(keyPath: "", type: "a value nested deeper than \(RedisBinaryPayload.maximumDepth) containers")
+            }
             userInfo = entries
         }
         let wire = Envelope(v: version, name: envelope.name, object: envelope.object,
@@ -89,6 +93,9 @@ package enum RedisWireFormat {
         guard wire.name == channelName else { return .failure(.nameMismatch(name: wire.name, channel: RedisChannelNaming.channel(for: channelName))) }
         var userInfo: [AnyHashable: Any]?
         if let entries = wire.userInfo, !entries.isEmpty {
+            guard RedisWireValue.nestsWithinLimit(entries) else {
+                return .failure(.notAnEnvelope("userInfo nested deeper than \(RedisBinaryPayload.maximumDepth) containers"))
+            }
             guard let decoded = PropertyListCoding.decode(userInfo: RedisWireValue.dictionary(entries)) else {
                 return .failure(.notAnEnvelope("userInfo"))
             }

@@ -89,12 +89,15 @@ package enum DBusSignalHarness: FuzzHarness {
         }
     }
 
-    /// Written again by the writer, the notification reads back the same.
+    /// Written again by the writer, the notification reads back the same; or, when its userInfo
+    /// nests too deep to post (a structure read becomes an `av` in a variant: two containers per
+    /// level, where the structure took one), the writer refuses it with the typed error.
     private static func roundTrip(_ envelope: NotificationEnvelope) throws(InvariantViolation) {
         let written: OpaquePointer
         do throws(BusNotificationError) {
             written = try NotificationSignalWriter.message(for: envelope)
         } catch {
+            if case .unsupportedUserInfoValue(_, let type) = error, type.contains("nested deeper") { return }
             throw InvariantViolation("a notification read from the bus cannot be written: \(error)")
         }
         defer { dbus_message_unref(written) }
