@@ -67,17 +67,19 @@ for target in "${selected[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   echo "--- fuzz: $target for $seconds s ($(( $(date +%s) - start )) s)"
   status=0
+  began=$(date +%s)
   # shellcheck disable=SC2086
   nice -n "${FUZZ_NICE:-10}" "$scratch/release/$target" "$corpus" "Tests/Fuzz/Corpus/$target" \
     -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" \
     -max_len="${FUZZ_MAX_LEN:-4096}" -artifact_prefix="$artifacts" -print_final_stats=1 ${FUZZ_FLAGS:-} \
     > "$log" 2>&1 || status=$?
+  took=$(( $(date +%s) - began ))
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || echo "?")
   cov=$(echo "$last" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+' || echo "?")
   ft=$(echo "$last" | grep -oE 'ft: [0-9]+' | grep -oE '[0-9]+' || echo "?")
   size=$(find "$corpus" -type f | wc -l)
-  echo "fuzz: $target: $runs runs in $seconds s, cov $cov, ft $ft, corpus $size new + $(find "Tests/Fuzz/Corpus/$target" -type f | wc -l) committed (exit $status)"
+  echo "fuzz: $target: $runs runs in $took s, cov $cov, ft $ft, corpus $size new + $(find "Tests/Fuzz/Corpus/$target" -type f | wc -l) committed (exit $status)"
   if [ "$status" -ne 0 ]; then
     failed=1
     grep -E "ERROR: |SUMMARY: |invariant broken|Fatal error" "$log" | head -5 || true

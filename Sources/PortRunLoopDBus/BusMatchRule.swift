@@ -59,7 +59,16 @@ public struct BusMatchRule: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Match-rule quoting: a `'` inside a value is written `'\''` (close, escaped quote, reopen).
-    static func quote(_ value: String) -> String { value.replacingOccurrences(of: "'", with: "'\\''") }
+    /// Every `'` scalar, also one a combining mark follows (which a search by characters, such as
+    /// `replacingOccurrences`, does not find: the two make one character).
+    static func quote(_ value: String) -> String {
+        guard value.utf8.contains(UInt8(ascii: "'")) else { return value }
+        var quoted = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if scalar == "'" { quoted.append(contentsOf: "'\\''".unicodeScalars) } else { quoted.append(scalar) }
+        }
+        return String(quoted)
+    }
 
     /// Throws ``BusNotificationError/invalidMatchRule(_:)`` for a field libdbus's validators refuse,
     /// or one holding a NUL (the rule travels as a C string: it would end there, and the

@@ -48,17 +48,20 @@ package enum MatchRuleHarness: FuzzHarness {
         }
     }
 
-    /// A match rule's fields, read as dbus-daemon reads them: `key='value'` pairs separated by
-    /// commas; inside quotes every character is itself, outside them `\'` is a quote. Nil when
-    /// the text is not that (a key without `=`, an unclosed quote, a key twice).
+    /// A match rule's fields, read as dbus-daemon reads them (byte by byte: here scalar by
+    /// scalar, never by characters, in which a quote and a combining mark after it are one):
+    /// `key='value'` pairs separated by commas; inside quotes every scalar is itself, outside
+    /// them `\'` is a quote. Nil when the text is not that (a key without `=`, an unclosed quote,
+    /// a key twice).
     static func parse(_ text: String) -> [String: String]? {
         var fields: [String: String] = [:]
-        var characters = Array(text)[...]
+        var characters = Array(text.unicodeScalars)[...]
         while !characters.isEmpty {
             guard let equals = characters.firstIndex(of: "=") else { return nil }
-            let key = String(characters[..<equals])
+            var key = ""
+            key.unicodeScalars.append(contentsOf: characters[..<equals])
             characters = characters[(equals + 1)...]
-            var value = ""
+            var value = String.UnicodeScalarView()
             var quoted = false
             while let next = characters.first {
                 if next == "," && !quoted { break }
@@ -73,7 +76,7 @@ package enum MatchRuleHarness: FuzzHarness {
                 }
             }
             guard !quoted, !key.isEmpty, fields[key] == nil else { return nil }
-            fields[key] = value
+            fields[key] = String(value)
             if characters.first == "," {
                 characters = characters.dropFirst()
                 guard !characters.isEmpty else { return nil }
