@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// What every fuzz target links: its family's harness and the driver.
+let fuzzTargetDependencies: [Target.Dependency] = ["PortRunLoopFuzzHarness", "PortRunLoopFuzzSupport"]
+
 let package = Package(
     name: "PortRunLoop",
     products: [
@@ -245,6 +248,29 @@ let package = Package(
         .testTarget(
             name: "PortRunLoopTLSTests",
             dependencies: ["PortRunLoopTestSupport", "PortRunLoopTLS", "PortRunLoopKit"]
+        ),
+        // Coverage-guided fuzzing of every decoder of outside bytes (Scripts/fuzz.sh; Reliability.md,
+        // "Fuzzing"). The support: the byte splits a decoder is fed in and each target's driver
+        // (libFuzzer's when built with -DFUZZING and -sanitize=fuzzer, else a replay of the files
+        // named on the command line). The harness: one check per decoder family, which the targets
+        // run and PortRunLoopFuzzTests replays the committed corpus (Tests/Fuzz/Corpus) through.
+        .target(name: "PortRunLoopFuzzSupport", path: "Tests/Fuzz/Support"),
+        .target(
+            name: "PortRunLoopFuzzHarness",
+            dependencies: ["PortRunLoopFuzzSupport", "PortRunLoopKit", "PortRunLoopBus", "PortRunLoopDBus", "PortRunLoopRedis",
+                           "CDBus", "CHiredis"],
+            path: "Tests/Fuzz/Harness"
+        ),
+        .executableTarget(name: "fuzz-cross-process-frame", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-cross-process-frame"),
+        .executableTarget(name: "fuzz-redis-payload", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-redis-payload"),
+        .executableTarget(name: "fuzz-dbus-signal", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-dbus-signal"),
+        .executableTarget(name: "fuzz-property-list", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-property-list"),
+        .executableTarget(name: "fuzz-match-rule", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-match-rule"),
+        .executableTarget(name: "fuzz-endpoint", dependencies: fuzzTargetDependencies, path: "Tests/Fuzz/Targets/fuzz-endpoint"),
+        .testTarget(
+            name: "PortRunLoopFuzzTests",
+            dependencies: ["PortRunLoopFuzzHarness", "PortRunLoopFuzzSupport", "PortRunLoopKit", "PortRunLoopBus", "PortRunLoopDBus",
+                           "PortRunLoopRedis", "CDBus"]
         ),
     ],
     swiftLanguageModes: [.v6]

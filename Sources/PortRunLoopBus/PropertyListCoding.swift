@@ -84,7 +84,7 @@ package enum PropertyListCoding {
         return result
     }
 
-    static func decode(_ value: BusValue) -> Any? {
+    package static func decode(_ value: BusValue) -> Any? {
         switch value {
         case .string(let s), .objectPath(let s), .signature(let s): return s
         case .bool(let v): return v

@@ -48,7 +48,7 @@ public struct BusMatchRule: Sendable, Hashable, CustomStringConvertible {
     /// Thread-safety: a value type.
     public var description: String { ruleString }
 
-    var ruleString: String {
+    package var ruleString: String {
         var parts = ["type='signal'"]
         if let sender { parts.append("sender='\(Self.quote(sender))'") }
         if let path { parts.append("path='\(Self.quote(path))'") }
@@ -59,12 +59,24 @@ public struct BusMatchRule: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Match-rule quoting: a `'` inside a value is written `'\''` (close, escaped quote, reopen).
-    static func quote(_ value: String) -> String { value.replacingOccurrences(of: "'", with: "'\\''") }
+    /// Every `'` scalar, also one a combining mark follows (which a search by characters, such as
+    /// `replacingOccurrences`, does not find: the two make one character).
+    static func quote(_ value: String) -> String {
+        guard value.utf8.contains(UInt8(ascii: "'")) else { return value }
+        var quoted = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            if scalar == "'" { quoted.append(contentsOf: "'\\''".unicodeScalars) } else { quoted.append(scalar) }
+        }
+        return String(quoted)
+    }
 
-    /// Throws ``BusNotificationError/invalidMatchRule(_:)`` for a field libdbus's validators refuse.
-    func validate() throws(BusNotificationError) {
+    /// Throws ``BusNotificationError/invalidMatchRule(_:)`` for a field libdbus's validators refuse,
+    /// or one holding a NUL (the rule travels as a C string: it would end there, and the
+    /// validators, which read C strings, would check only what comes before it).
+    package func validate() throws(BusNotificationError) {
         func check(_ value: String?, _ field: String, _ validator: (UnsafePointer<CChar>?, UnsafeMutablePointer<DBusError>?) -> dbus_bool_t) throws(BusNotificationError) {
             guard let value else { return }
+            if value.utf8.contains(0) { throw .invalidMatchRule("\(field) contains NUL") }
             let ok = value.withCString { validator($0, nil) } != 0
             if !ok { throw .invalidMatchRule("\(field) '\(value)' is not a valid D-Bus \(field)") }
         }
@@ -76,7 +88,7 @@ public struct BusMatchRule: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `signal` satisfies every field the center can check locally.
-    func matches(_ signal: BusSignal) -> Bool {
+    package func matches(_ signal: BusSignal) -> Bool {
         if let sender, sender.hasPrefix(":") || sender == "org.freedesktop.DBus", sender != signal.sender { return false }
         if let path, path != signal.path { return false }
         if let interface, interface != signal.interface { return false }

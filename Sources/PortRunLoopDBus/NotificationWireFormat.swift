@@ -18,12 +18,12 @@ enum NotificationWireFormat {
 /// Why a received `Posted` signal was not a notification.
 ///
 /// Thread-safety: a value type.
-enum MalformedNotification: Error, CustomStringConvertible {
+package enum MalformedNotification: Error, CustomStringConvertible {
     case signature
     case emptyName
     case userInfo
 
-    var description: String {
+    package var description: String {
         switch self {
         case .signature: "its signature is not ss, ssa{s*} or ssa{s*}b"
         case .emptyName: "its name is empty"

@@ -9,14 +9,14 @@ extension RedisBinaryPayload {
     /// after its last entry. Whatever fails is a ``MalformedPayload``, never a trap.
     ///
     /// Thread-safety: a value type over borrowed bytes, used by one thread while they are valid.
-    struct Reader {
+    package struct Reader {
         private let bytes: UnsafeRawBufferPointer
         private var offset = 0
 
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
         /// The envelope named `name` (the channel's) that the payload describes.
-        static func envelope(name: String, payload: UnsafeRawBufferPointer) -> Result<NotificationEnvelope, MalformedPayload> {
+        package static func envelope(name: String, payload: UnsafeRawBufferPointer) -> Result<NotificationEnvelope, MalformedPayload> {
             guard payload.count <= maximumSize else { return .failure(.binary("\(payload.count) bytes, more than \(maximumSize)")) }
             var reader = Reader(payload)
             do {

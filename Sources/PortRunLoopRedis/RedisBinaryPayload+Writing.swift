@@ -12,19 +12,19 @@ extension RedisBinaryPayload {
     /// (``PendingPublish``), so a payload is never written twice unless it outgrew the estimate.
     ///
     /// Thread-safety: a value type over a borrowed buffer, used by one thread while it is valid.
-    struct Writer {
+    package struct Writer {
         private let base: UnsafeMutableRawPointer?
         private let capacity: Int
         /// Bytes asked for so far, written or not.
-        private(set) var count = 0
+        package private(set) var count = 0
 
-        init(_ buffer: UnsafeMutableRawBufferPointer) {
+        package init(_ buffer: UnsafeMutableRawBufferPointer) {
             base = buffer.baseAddress
             capacity = buffer.count
         }
 
         /// Whether some byte asked for did not fit (then none after it was written either).
-        var overflowed: Bool { count > capacity }
+        package var overflowed: Bool { count > capacity }
 
         /// The error of a value with no property-list form: the key path (innermost last) and its type.
         struct Unsupported: Error {
@@ -42,7 +42,7 @@ extension RedisBinaryPayload {
         }
 
         /// The payload for `envelope` (its name is the channel's, not repeated).
-        mutating func appendPayload(of envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) {
+        package mutating func appendPayload(of envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) {
             append(formatByte)
             var flags: UInt8 = envelope.deliverImmediately ? Flag.deliverImmediately : 0
             if envelope.object != nil { flags |= Flag.hasObject }
@@ -51,26 +51,43 @@ extension RedisBinaryPayload {
             if let object = envelope.object { appendString(object) }
             switch envelope.payload {
             case .none: appendLength(0)
-            case .fields(let fields), .both(let fields, _): appendFields(fields)
+            case .fields(let fields), .both(let fields, _):
+                do {
+                    try appendFields(fields, depth: 0)
+                } catch {
+                    throw error.error
+                }
             case .propertyList(let userInfo):
                 do {
-                    try appendEntries(of: userInfo)
+                    try appendEntries(of: userInfo, depth: 0)
                 } catch {
                     throw error.error
                 }
             }
         }
 
-        /// Fields, in their order (every value has a binary form: nothing can fail).
-        private mutating func appendFields(_ fields: BusFields) {
+        /// The error of a container nested deeper than a reader takes (``maximumDepth``).
+        private static func tooDeep() -> Unsupported {
+            Unsupported(path: [], type: "a value nested deeper than \(maximumDepth) containers")
+        }
+
+        /// Fields, in their order (every value has a binary form: only nesting deeper than a
+        /// reader takes fails), their values inside `depth` containers.
+        private mutating func appendFields(_ fields: BusFields, depth: Int) throws(Unsupported) {
             appendLength(fields.count)
             for field in fields {
                 appendString(field.key)
-                appendField(field.value)
+                do {
+                    try appendField(field.value, depth: depth)
+                } catch {
+                    var error = error
+                    error.path.append(field.key)
+                    throw error
+                }
             }
         }
 
-        private mutating func appendField(_ value: BusFieldValue) {
+        private mutating func appendField(_ value: BusFieldValue, depth: Int) throws(Unsupported) {
             switch value {
             case .string(let v):
                 append(Tag.string)
@@ -84,12 +101,22 @@ extension RedisBinaryPayload {
                 appendLength(v.count)
                 v.withUnsafeBytes { append($0) }
             case .array(let items):
+                guard depth < maximumDepth else { throw Self.tooDeep() }
                 append(Tag.array)
                 appendLength(items.count)
-                for item in items { appendField(item) }
+                for (index, item) in items.enumerated() {
+                    do {
+                        try appendField(item, depth: depth + 1)
+                    } catch {
+                        var error = error
+                        error.path.append("[\(index)]")
+                        throw error
+                    }
+                }
             case .dictionary(let fields):
+                guard depth < maximumDepth else { throw Self.tooDeep() }
                 append(Tag.dictionary)
-                appendFields(fields)
+                try appendFields(fields, depth: depth + 1)
             }
         }
 
@@ -132,7 +159,7 @@ extension RedisBinaryPayload {
             withUnsafeBytes(of: word.littleEndian) { append($0) }
         }
 
-        private mutating func appendEntries(of dictionary: [AnyHashable: Any]) throws(Unsupported) {
+        private mutating func appendEntries(of dictionary: [AnyHashable: Any], depth: Int) throws(Unsupported) {
             appendLength(dictionary.count)
             for (key, item) in dictionary {
                 guard let name = PropertyListScalar.key(key) else {
@@ -140,7 +167,7 @@ extension RedisBinaryPayload {
                 }
                 appendString(name)
                 do {
-                    try appendValue(item)
+                    try appendValue(item, depth: depth)
                 } catch {
                     var error = error
                     error.path.append(name)
@@ -149,9 +176,9 @@ extension RedisBinaryPayload {
             }
         }
 
-        /// One value: exact common types first (no bridging cast is tried for them), then the
-        /// D-Bus mapping's order of checks.
-        mutating func appendValue(_ value: Any) throws(Unsupported) {
+        /// One value inside `depth` containers: exact common types first (no bridging cast is
+        /// tried for them), then the D-Bus mapping's order of checks.
+        mutating func appendValue(_ value: Any, depth: Int) throws(Unsupported) {
             if let scalar = PropertyListScalar(value) {
                 switch scalar {
                 case .string(let v):
@@ -170,11 +197,12 @@ extension RedisBinaryPayload {
             }
             switch value {
             case let v as [Any]:
+                guard depth < maximumDepth else { throw Self.tooDeep() }
                 append(Tag.array)
                 appendLength(v.count)
                 for (index, item) in v.enumerated() {
                     do {
-                        try appendValue(item)
+                        try appendValue(item, depth: depth + 1)
                     } catch {
                         var error = error
                         error.path.append("[\(index)]")
@@ -182,12 +210,13 @@ extension RedisBinaryPayload {
                     }
                 }
             case let v as [String: Any]:
+                guard depth < maximumDepth else { throw Self.tooDeep() }
                 append(Tag.dictionary)
                 appendLength(v.count)
                 for (key, item) in v {
                     appendString(key)
                     do {
-                        try appendValue(item)
+                        try appendValue(item, depth: depth + 1)
                     } catch {
                         var error = error
                         error.path.append(key)
@@ -195,8 +224,9 @@ extension RedisBinaryPayload {
                     }
                 }
             case let v as [AnyHashable: Any]:
+                guard depth < maximumDepth else { throw Self.tooDeep() }
                 append(Tag.dictionary)
-                try appendEntries(of: v)
+                try appendEntries(of: v, depth: depth + 1)
             default:
                 throw Unsupported(path: [], type: "\(type(of: value))")
             }

@@ -14,14 +14,14 @@
 /// ``maximumDepth`` deep; anything else is malformed (``RedisBinaryPayload/Reader``).
 ///
 /// Thread-safety: a stateless namespace.
-enum RedisBinaryPayload {
+package enum RedisBinaryPayload {
     /// The first byte of a binary payload, version 1.
-    static let formatByte: UInt8 = 0xB1
+    package static let formatByte: UInt8 = 0xB1
     /// The largest payload posted or accepted (Redis' default pub/sub output-buffer hard limit is
     /// 32 MB: a larger message could never reach a subscriber).
-    static let maximumSize = 16 << 20
+    package static let maximumSize = 16 << 20
     /// The deepest nesting of arrays and dictionaries inside userInfo.
-    static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     /// Flag bits of the second byte.
     enum Flag {

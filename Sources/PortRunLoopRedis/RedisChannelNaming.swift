@@ -6,17 +6,17 @@ import Foundation
 /// `portrunloop.notification.*`.
 ///
 /// Thread-safety: a stateless namespace.
-enum RedisChannelNaming {
+package enum RedisChannelNaming {
     /// The prefix as its bytes (written into commands without a string in between).
     static let prefixBytes: StaticString = "portrunloop.notification."
-    static let prefix = prefixBytes.description
+    package static let prefix = prefixBytes.description
     static let anyNamePattern = prefix + "*"
 
-    static func channel(for name: String) -> String { prefix + name }
+    package static func channel(for name: String) -> String { prefix + name }
 
     /// The notification name a channel's bytes carry (possibly empty), or nil for a channel outside
     /// the prefix or a name that is not UTF-8.
-    static func name(ofChannel channel: UnsafeRawBufferPointer) -> String? {
+    package static func name(ofChannel channel: UnsafeRawBufferPointer) -> String? {
         let prefixLength = prefix.utf8.count
         guard channel.count >= prefixLength,
               prefix.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: channel[..<prefixLength])) else { return nil }
@@ -27,12 +27,15 @@ enum RedisChannelNaming {
     /// The last channel seen and its name: a burst on one channel makes its name once.
     ///
     /// Thread-safety: a value type, used by one thread.
-    struct NameCache {
+    package struct NameCache {
         private var channel: [UInt8] = []
         private var name: String?
 
+        /// An empty cache.
+        package init() {}
+
         /// ``RedisChannelNaming/name(ofChannel:)``, from the cache when `channel` is the last one.
-        mutating func name(ofChannel bytes: UnsafeRawBufferPointer) -> String? {
+        package mutating func name(ofChannel bytes: UnsafeRawBufferPointer) -> String? {
             if let name, channel.count == bytes.count, let other = bytes.baseAddress,
                channel.withUnsafeBytes({ memcmp($0.baseAddress!, other, bytes.count) == 0 }) {
                 return name

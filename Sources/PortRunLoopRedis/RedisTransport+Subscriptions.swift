@@ -6,19 +6,19 @@ import PortRunLoopKit
 /// A channel (SUBSCRIBE: one notification name) or a pattern (PSUBSCRIBE: every name).
 ///
 /// Thread-safety: a value type.
-enum SubscriptionKey: Hashable, Sendable {
+package enum SubscriptionKey: Hashable, Sendable {
     case channel(String)
     case pattern(String)
 
     /// The token's rule: `SUBSCRIBE <channel>` or `PSUBSCRIBE <pattern>`.
-    var rule: String {
+    package var rule: String {
         switch self {
         case .channel(let channel): "SUBSCRIBE " + channel
         case .pattern(let pattern): "PSUBSCRIBE " + pattern
         }
     }
 
-    init?(rule: String) {
+    package init?(rule: String) {
         if rule.hasPrefix("SUBSCRIBE ") {
             self = .channel(String(rule.dropFirst("SUBSCRIBE ".count)))
         } else if rule.hasPrefix("PSUBSCRIBE ") {
@@ -155,41 +155,24 @@ extension RedisTransport {
     /// are applied at once; messages are decoded straight from hiredis' reply (the envelope
     /// observers receive, or why it is malformed) into the inbox for the drain.
     func subscriberReceived(_ connection: RedisConnection, _ reply: redisReply) {
-        guard reply.type == REDIS_REPLY_ARRAY, reply.elements >= 3, let elements = reply.element,
-              let kindReply = elements[0]?.pointee, let kind = RedisReply.bytes(kindReply) else {
-            if reply.type == REDIS_REPLY_ERROR {
-                connection.noteReply()
-                logger.warning("Redis refused a subscription", metadata: [BusLogKey.error: "\(RedisReply.string(reply) ?? "")"])
-            }
-            return
-        }
-        if RedisReply.equals(kind, "message") {
-            guard let channel = elements[1].flatMap({ RedisReply.bytes($0.pointee) }),
-                  let payload = elements[2].flatMap({ RedisReply.bytes($0.pointee) }) else {
-                receivedUnreadable(kind: "message")
-                return
-            }
+        switch RedisPush(reply) {
+        case .message(let channel, let payload):
             receive(channel: channel, payload: payload)
-        } else if RedisReply.equals(kind, "pmessage") {
-            guard reply.elements >= 4, let channel = elements[2].flatMap({ RedisReply.bytes($0.pointee) }),
-                  let payload = elements[3].flatMap({ RedisReply.bytes($0.pointee) }) else {
-                receivedUnreadable(kind: "pmessage")
-                return
-            }
+        case .patternMessage(let channel, let payload):
             // The server sent this message to the channel's own subscription just before: once is enough.
             let channelName = String(decoding: channel, as: UTF8.self)
             if loopState.subscriptions[.channel(channelName)]?.atServer == true { return }
             receive(channel: channel, payload: payload)
-        } else if RedisReply.equals(kind, "subscribe") || RedisReply.equals(kind, "unsubscribe") {
+        case .unreadable(let kind):
+            receivedUnreadable(kind: kind)
+        case .confirmation(let key, let subscribed):
             connection.noteReply()
-            if let channel = elements[1].flatMap({ RedisReply.string($0.pointee) }) {
-                confirmed(.channel(channel), subscribed: RedisReply.equals(kind, "subscribe"))
-            }
-        } else if RedisReply.equals(kind, "psubscribe") || RedisReply.equals(kind, "punsubscribe") {
+            if let key { confirmed(key, subscribed: subscribed) }
+        case .refused(let text):
             connection.noteReply()
-            if let pattern = elements[1].flatMap({ RedisReply.string($0.pointee) }) {
-                confirmed(.pattern(pattern), subscribed: RedisReply.equals(kind, "psubscribe"))
-            }
+            logger.warning("Redis refused a subscription", metadata: [BusLogKey.error: "\(text)"])
+        case .other:
+            break
         }
     }
 

@@ -16,7 +16,7 @@ import PortRunLoopBus
 /// documents) may be left out. Anything else is a malformed notification: dropped and counted.
 ///
 /// Thread-safety: a stateless namespace.
-enum RedisWireFormat {
+package enum RedisWireFormat {
     static let version = 1
 
     struct Envelope: Codable {
@@ -32,12 +32,16 @@ enum RedisWireFormat {
 
     /// The payload for `envelope`, posted by `sender`; a userInfo value with no property-list form
     /// throws the same typed error the D-Bus transport does.
-    static func payload(for envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) -> Data {
+    package static func payload(for envelope: NotificationEnvelope, sender: String) throws(BusNotificationError) -> Data {
         var userInfo: [String: RedisWireValue]?
         if let info = envelope.userInfo, !info.isEmpty {
             let encoded = try PropertyListCoding.encode(userInfo: info)
             guard case .dict(let entries)? = RedisWireValue(encoded) else {
                 throw .unsupportedUserInfoValue(keyPath: "", type: "userInfo")
+            }
+            // The binary form's bound, so that both forms carry the same notifications.
+            guard RedisWireValue.nestsWithinLimit(entries) else {
+                throw .unsupportedUserInfoValue(keyPath: "", type: "a value nested deeper than \(RedisBinaryPayload.maximumDepth) containers")
             }
             userInfo = entries
         }
@@ -57,7 +61,7 @@ enum RedisWireFormat {
 
     /// A received message on `channel`: the envelope, or why it is not one (`names` keeps the
     /// last channel's name).
-    static func envelope(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+    package static func envelope(channel: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
                          names: inout RedisChannelNaming.NameCache) -> Result<NotificationEnvelope, MalformedPayload> {
         guard let name = names.name(ofChannel: channel) else {
             return .failure(.channel(String(decoding: channel, as: UTF8.self)))
@@ -89,6 +93,9 @@ enum RedisWireFormat {
         guard wire.name == channelName else { return .failure(.nameMismatch(name: wire.name, channel: RedisChannelNaming.channel(for: channelName))) }
         var userInfo: [AnyHashable: Any]?
         if let entries = wire.userInfo, !entries.isEmpty {
+            guard RedisWireValue.nestsWithinLimit(entries) else {
+                return .failure(.notAnEnvelope("userInfo nested deeper than \(RedisBinaryPayload.maximumDepth) containers"))
+            }
             guard let decoded = PropertyListCoding.decode(userInfo: RedisWireValue.dictionary(entries)) else {
                 return .failure(.notAnEnvelope("userInfo"))
             }
@@ -113,7 +120,7 @@ enum RedisWireFormat {
 /// Why a message on a notification channel was not a notification.
 ///
 /// Thread-safety: a value type.
-enum MalformedPayload: Error, CustomStringConvertible {
+package enum MalformedPayload: Error, CustomStringConvertible {
     case channel(String)
     case notAnEnvelope(String)
     case version(Int)
@@ -123,7 +130,7 @@ enum MalformedPayload: Error, CustomStringConvertible {
     /// A `message` or `pmessage` push whose channel or payload is not a string.
     case unreadablePush(kind: String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .channel(let channel): "channel \(channel) is not a notification channel"
         case .notAnEnvelope(let why): "the payload is not a notification envelope: \(why)"

@@ -106,6 +106,21 @@ indirect enum RedisWireValue: Codable, Sendable {
         }
     }
 
+    /// How deep containers nest in the value (0 for a scalar): at most
+    /// ``RedisBinaryPayload/maximumDepth`` in a userInfo value, in either payload form.
+    var nesting: Int {
+        switch self {
+        case .array(let items): 1 + (items.lazy.map(\.nesting).max() ?? 0)
+        case .dict(let entries): 1 + (entries.values.lazy.map(\.nesting).max() ?? 0)
+        case .string, .int, .uint, .double, .bool, .data: 0
+        }
+    }
+
+    /// Whether every value of a userInfo nests within ``RedisBinaryPayload/maximumDepth``.
+    static func nestsWithinLimit(_ entries: [String: RedisWireValue]) -> Bool {
+        entries.values.allSatisfy { $0.nesting <= RedisBinaryPayload.maximumDepth }
+    }
+
     static func dictionary(_ entries: [String: RedisWireValue]) -> BusValue {
         .dictionary(keySignature: "s", valueSignature: "v",
                     entries.sorted { $0.key < $1.key }.map { BusDictionaryEntry(key: .string($0.key), value: .variant($0.value.busValue)) })

@@ -5,9 +5,9 @@ import Foundation
 /// nesting is bounded by the D-Bus limits).
 ///
 /// Thread-safety: a stateless namespace; the message must not be shared while it is read.
-enum DBusMessageReader {
+package enum DBusMessageReader {
     /// The arguments of `message`, in order.
-    static func arguments(of message: OpaquePointer) -> [BusValue] {
+    package static func arguments(of message: OpaquePointer) -> [BusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
         return readAll(&iter)

@@ -10,9 +10,9 @@ import Foundation
 /// ``PropertyListCoding`` decodes them).
 ///
 /// Thread-safety: a stateless namespace; the message must not be shared while it is read.
-enum NotificationSignalReader {
+package enum NotificationSignalReader {
     /// The envelope `message` carries, or why it is not one.
-    static func envelope(from message: OpaquePointer) -> Result<NotificationEnvelope, MalformedNotification> {
+    package static func envelope(from message: OpaquePointer) -> Result<NotificationEnvelope, MalformedNotification> {
         guard let signature = dbus_message_get_signature(message), hasNotificationShape(signature) else {
             return .failure(.signature)
         }

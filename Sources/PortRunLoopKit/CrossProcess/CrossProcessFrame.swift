@@ -22,8 +22,8 @@ import Foundation
 /// ```
 ///
 /// A frame is exactly `36 + 4n + Σ lengths` bytes. See the CrossProcessPorts article.
-struct CrossProcessFrame: Equatable {
-    enum Kind: UInt8 {
+package struct CrossProcessFrame: Equatable {
+    package enum Kind: UInt8 {
         /// A message for the published port (client to publisher); costs one credit.
         case message = 1
         /// Credits returned to the sender (publisher to client).
@@ -44,15 +44,16 @@ struct CrossProcessFrame: Equatable {
     }
 
     /// Message flags.
-    struct Flags: OptionSet, Equatable {
-        let rawValue: UInt8
-        static let request = Flags(rawValue: 1)
-        static let replyRoute = Flags(rawValue: 2)
+    package struct Flags: OptionSet, Equatable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        package static let request = Flags(rawValue: 1)
+        package static let replyRoute = Flags(rawValue: 2)
     }
 
-    static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
-    static let version: UInt8 = 3
-    static let headerSize = 36
+    package static let magic: [UInt8] = [0x50, 0x52, 0x4C, 0x58]
+    package static let version: UInt8 = 3
+    package static let headerSize = 36
     /// The answer time of a frame whose sender had read none of the peer's (``answerMicroseconds``).
     static let noAnswer = UInt32.max
     /// Where the answer time sits in the header: a sender may write it into an encoded frame
@@ -61,25 +62,38 @@ struct CrossProcessFrame: Equatable {
     /// The magic and the version as the low 5 bytes of the header's first little-endian word.
     static let leadingWord: UInt64 = 0x50 | 0x52 << 8 | 0x4C << 16 | 0x58 << 24 | UInt64(version) << 32
 
-    var kind: Kind
-    var flags: Flags = []
-    var msgid: UInt32 = 0
-    var firstID: UInt64 = 0
-    var secondID: UInt64 = 0
-    var components: [Data] = []
+    package var kind: Kind
+    package var flags: Flags = []
+    package var msgid: UInt32 = 0
+    package var firstID: UInt64 = 0
+    package var secondID: UInt64 = 0
+    package var components: [Data] = []
     /// How many file descriptors travel with the frame (as `SCM_RIGHTS` on the same `sendmsg`).
-    var descriptorCount: UInt8 = 0
+    package var descriptorCount: UInt8 = 0
     /// How long the sender took to send this frame after reading the peer's last one, in
     /// microseconds (``AnswerTiming``); ``noAnswer`` when it had read none.
-    var answerMicroseconds: UInt32 = noAnswer
+    package var answerMicroseconds: UInt32 = noAnswer
+
+    /// A frame with these fields (unset: zero, none, no answer time).
+    package init(kind: Kind, flags: Flags = [], msgid: UInt32 = 0, firstID: UInt64 = 0, secondID: UInt64 = 0,
+                 components: [Data] = [], descriptorCount: UInt8 = 0, answerMicroseconds: UInt32 = noAnswer) {
+        self.kind = kind
+        self.flags = flags
+        self.msgid = msgid
+        self.firstID = firstID
+        self.secondID = secondID
+        self.components = components
+        self.descriptorCount = descriptorCount
+        self.answerMicroseconds = answerMicroseconds
+    }
 
     /// The encoded size of a frame with these components.
-    static func encodedSize(of components: [Data]) -> Int {
+    package static func encodedSize(of components: [Data]) -> Int {
         components.reduce(headerSize + 4 * components.count) { $0 + $1.count }
     }
 
     /// The frame's bytes.
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: Self.encodedSize(of: components)) { buffer, count in
             count = encode(into: UnsafeMutableRawBufferPointer(buffer))
         }
@@ -136,7 +150,7 @@ struct CrossProcessFrame: Equatable {
 }
 
 /// Why a frame was refused: each a typed outcome of ``CrossProcessFrame/parse(_:maximumComponents:)``.
-enum FrameError: Error, Equatable {
+package enum FrameError: Error, Equatable {
     case tooShort(Int)
     case badMagic
     case unsupportedVersion(UInt8)
@@ -151,13 +165,13 @@ enum FrameError: Error, Equatable {
 
 extension CrossProcessFrame {
     /// The most components one message may carry.
-    static let maximumComponents: UInt32 = 4096
+    package static let maximumComponents: UInt32 = 4096
 
     /// Parses one whole frame, checking every field and length: never traps, never reads out of
     /// bounds; any inconsistency is a ``FrameError``, thrown. (Typed throws rather than a
     /// `Result`: a reader gets the frame itself, not a copy bound out of a `Result` that is then
     /// destroyed, an outlined copy and two destroys per frame read.)
-    static func parse(_ bytes: UnsafeRawBufferPointer, maximumComponents: UInt32 = maximumComponents) throws(FrameError) -> CrossProcessFrame {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, maximumComponents: UInt32 = maximumComponents) throws(FrameError) -> CrossProcessFrame {
         guard bytes.count >= headerSize else { throw .tooShort(bytes.count) }
         // The first 8 bytes in one load: magic, version, kind, flags, descriptor count.
         let leading: UInt64 = load(bytes, 0)
@@ -240,7 +254,7 @@ extension CrossProcessFrame {
     /// other side in the message ("peer", "publisher"). Both sides check every frame they read
     /// with it before handling the frame.
     @inline(__always)
-    func descriptorViolation(received: Int, limit: Int, announced: Bool, sender: String) -> String? {
+    package func descriptorViolation(received: Int, limit: Int, announced: Bool, sender: String) -> String? {
         guard received == 0 && descriptorCount == 0 || announced else {
             return "a frame carried file descriptors before the \(sender) announced them"
         }

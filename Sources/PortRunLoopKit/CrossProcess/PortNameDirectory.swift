@@ -6,8 +6,11 @@ import Foundation
 /// parameters for clients: see ``PublisherParameters``).
 ///
 /// Thread-safety: a value type; `Sendable`.
-struct PortNameDirectory: Sendable {
-    let path: String
+package struct PortNameDirectory: Sendable {
+    package let path: String
+
+    /// The directory at `path` (not made or checked here).
+    package init(path: String) { self.path = path }
 
     /// `$XDG_RUNTIME_DIR/portrunloop`, else `/tmp/portrunloop-<uid>`.
     static func defaultPath() -> String {
@@ -46,7 +49,7 @@ struct PortNameDirectory: Sendable {
 
     /// Throws unless `name` is 1…(room left in `sun_path`) characters of `[A-Za-z0-9._-]`, not
     /// starting with a dot.
-    func validate(_ name: String) throws(CrossProcessPortError) {
+    package func validate(_ name: String) throws(CrossProcessPortError) {
         guard !name.isEmpty else { throw .invalidName(name, reason: "empty") }
         guard name.first != "." else { throw .invalidName(name, reason: "starts with a dot") }
         for scalar in name.unicodeScalars {
@@ -61,8 +64,8 @@ struct PortNameDirectory: Sendable {
         }
     }
 
-    func socketPath(for name: String) -> String { path + "/" + name + ".sock" }
-    func lockPath(for name: String) -> String { path + "/" + name + ".lock" }
+    package func socketPath(for name: String) -> String { path + "/" + name + ".sock" }
+    package func lockPath(for name: String) -> String { path + "/" + name + ".lock" }
 }
 
 /// What a publisher records in its lock file for the clients that connect to it: the wire
@@ -74,24 +77,32 @@ struct PortNameDirectory: Sendable {
 /// while that loop does not run are held in the socket, up to the queue limit, as M4 holds them.
 ///
 /// Thread-safety: a value type; `Sendable`.
-struct PublisherParameters: Sendable, Equatable {
-    var credits: Int
-    var maximumFrameSize: Int
+package struct PublisherParameters: Sendable, Equatable {
+    package var credits: Int
+    package var maximumFrameSize: Int
 
-    var encoded: [UInt8] { Array("PRLX \(CrossProcessFrame.version) \(credits) \(maximumFrameSize)\n".utf8) }
+    package var encoded: [UInt8] { Array("PRLX \(CrossProcessFrame.version) \(credits) \(maximumFrameSize)\n".utf8) }
 
-    /// Parses the line strictly; nil for anything else.
-    init?(_ bytes: [UInt8]) {
+    /// Parses the line strictly: exactly the line ``encoded`` writes for some values (numbers in
+    /// plain decimal: no sign, no leading zero); nil for anything else.
+    package init?(_ bytes: [UInt8]) {
         guard let text = String(bytes: bytes, encoding: .utf8), text.hasSuffix("\n") else { return nil }
         let fields = text.dropLast().split(separator: " ", omittingEmptySubsequences: false)
         guard fields.count == 4, fields[0] == "PRLX", fields[1] == "\(CrossProcessFrame.version)",
-              let credits = Int(fields[2]), credits >= 1, credits <= Int(UInt32.max),
-              let size = Int(fields[3]), size >= CrossProcessFrame.headerSize else { return nil }
+              let credits = Self.decimal(fields[2]), credits >= 1, credits <= Int(UInt32.max),
+              let size = Self.decimal(fields[3]), size >= CrossProcessFrame.headerSize else { return nil }
         self.credits = credits
         self.maximumFrameSize = size
     }
 
-    init(credits: Int, maximumFrameSize: Int) {
+    /// A number as ``encoded`` writes it: digits only, no leading zero, within `Int`.
+    private static func decimal(_ field: Substring) -> Int? {
+        guard let first = field.utf8.first, first != UInt8(ascii: "0") || field.utf8.count == 1,
+              field.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return Int(field)
+    }
+
+    package init(credits: Int, maximumFrameSize: Int) {
         self.credits = credits
         self.maximumFrameSize = maximumFrameSize
     }

@@ -152,6 +152,7 @@ final class RedisConnection: @unchecked Sendable {
             return
         }
         context = made
+        RedisReplyLimit.install(on: made.pointee.c.reader)
         let retained = Unmanaged.passRetained(self)
         retainedByContext = retained
         made.pointee.data = retained.toOpaque()
