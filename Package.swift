@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "PortRunLoopTLS", targets: ["PortRunLoopTLS"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
+        .executable(name: "portrunloop-soak", targets: ["PortRunLoopSoak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
@@ -93,11 +94,20 @@ let package = Package(
         ),
         // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
         .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
+        // Child processes whose output a caller waits on, and the private daemons (dbus-daemon,
+        // redis-server) the D-Bus and Redis tests and the soak tool start: no Testing, so the soak
+        // tool links it too.
+        .target(
+            name: "PortRunLoopDaemons",
+            dependencies: ["PortRunLoopDBus", "PortRunLoopRedis"],
+            path: "Tests/PortRunLoopDaemons"
+        ),
         // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child
         // processes whose output a test waits on, system calls refused on one thread.
         .target(
             name: "PortRunLoopTestSupport",
-            dependencies: ["CSyscallRefusal", "PortRunLoopStressEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSyscallRefusal", "PortRunLoopDaemons", "PortRunLoopStressEngine",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Tests/PortRunLoopTestSupport"
         ),
         .testTarget(
@@ -231,6 +241,19 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // The soak: every feature at once for a chosen time, with private D-Bus and Redis daemons
+        // and a peer process (Scripts/soak.sh, SoakToolTests). Its children die with it (CSoakSystem).
+        .systemLibrary(name: "CSoakSystem", path: "Tests/Soak/CSoakSystem"),
+        .executableTarget(
+            name: "PortRunLoopSoak",
+            dependencies: ["CSoakSystem", "PortRunLoopDaemons", "PortRunLoopStressEngine", "PortRunLoopDBus",
+                           "PortRunLoopRedis", "PortRunLoopKit"],
+            path: "Tests/Soak/Tool"
+        ),
+        .testTarget(
+            name: "PortRunLoopSoakTests",
+            dependencies: ["PortRunLoopTestSupport"]
         ),
         .systemLibrary(
             name: "COpenSSL",
