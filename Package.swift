@@ -97,9 +97,11 @@ let package = Package(
         // Child processes whose output a caller waits on, and the private daemons (dbus-daemon,
         // redis-server) the D-Bus and Redis tests and the soak tool start: no Testing, so the soak
         // tool links it too.
+        // posix_spawn's close-from action and prctl's parent-death signal, for the children above.
+        .systemLibrary(name: "CChildProcess", path: "Tests/CChildProcess"),
         .target(
             name: "PortRunLoopDaemons",
-            dependencies: ["PortRunLoopDBus", "PortRunLoopRedis"],
+            dependencies: ["CChildProcess", "PortRunLoopDBus", "PortRunLoopRedis"],
             path: "Tests/PortRunLoopDaemons"
         ),
         // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child
@@ -242,12 +244,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The soak: every feature at once for a chosen time, with private D-Bus and Redis daemons
-        // and a peer process (Scripts/soak.sh, SoakToolTests). Its children die with it (CSoakSystem).
-        .systemLibrary(name: "CSoakSystem", path: "Tests/Soak/CSoakSystem"),
+ // The soak: every feature at once for a chosen time, with private D-Bus and Redis daemons
+        // and a peer process (Scripts/soak.sh, SoakToolTests). Its children die with it.
         .executableTarget(
             name: "PortRunLoopSoak",
-            dependencies: ["CSoakSystem", "PortRunLoopDaemons", "PortRunLoopStressEngine", "PortRunLoopDBus",
+            dependencies: ["CChildProcess", "PortRunLoopDaemons", "PortRunLoopStressEngine", "PortRunLoopDBus",
                            "PortRunLoopRedis", "PortRunLoopKit"],
             path: "Tests/Soak/Tool"
         ),

@@ -1,4 +1,4 @@
-import CSoakSystem
+import CChildProcess
 import Foundation
 import PortRunLoopKit
 import Synchronization
@@ -19,7 +19,7 @@ enum SoakChild {
     static func run(_ arguments: [String]) -> Never {
         guard arguments.count >= 4, let incarnation = UInt64(arguments[1]), let parent = Int32(arguments[2]),
               let rate = Double(arguments[3]) else { say("ERROR usage"); exit(2) }
-        guard soak_die_with_parent() == 0, getppid() == parent else { exit(3) }
+        guard child_process_die_with_parent() == 0, getppid() == parent else { exit(3) }
         let registry = MessagePortNameRegistry(directory: arguments[0])
         let stats = Mutex(PeerStats())
         let expected = Mutex<UInt64?>(nil)

@@ -53,7 +53,7 @@ struct SoakOptions {
                                        leave that part out
     """
 
-    /// Parses `arguments` (without the program name); nil with a message on a usage error.
+    /// Parses `arguments` (without the program name), or says what is wrong with them.
     static func parse(_ arguments: [String]) -> Result<SoakOptions, SoakUsageError> {
         var options = SoakOptions()
         var rest = arguments[...]

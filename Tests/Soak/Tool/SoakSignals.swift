@@ -1,4 +1,4 @@
-import CSoakSystem
+import CChildProcess
 import Foundation
 import Synchronization
 
@@ -78,7 +78,7 @@ enum SupervisedExec {
         pthread_sigmask(SIG_SETMASK, &none, nil)
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
-        guard soak_die_with_parent() == 0, getppid() == parent else { _exit(1) }
+        guard child_process_die_with_parent() == 0, getppid() == parent else { _exit(1) }
         let program = Array(arguments.dropFirst())
         var argv = program.map { strdup($0) }
         argv.append(nil)

@@ -5,7 +5,7 @@ import PortRunLoopKit
 /// turn to two server loop threads, which echo every byte; a client loop thread keeps four
 /// sessions going, each connecting, writing numbered 64-byte records (4 KiB, every tenth
 /// connection 256 KiB, more than the socket takes at once), reading the echo, checking it byte for byte,
-/// closing, and connecting again 100 ms later. Every byte written must come back, in order, on a
+/// closing, and connecting again 100 ms later (at rate 1). Every byte written must come back, in order, on a
 /// connection that closes cleanly.
 ///
 /// Thread-safety: the ``SoakLoad`` members on the main thread; sessions on the client's thread.
@@ -19,9 +19,12 @@ final class StreamLoad: SoakLoad {
     private var client: RunLoopThread?
     private var listener: StreamListener?
     private let finished = SoakCounter()
+    /// Between a session's connections: 100 ms at rate 1.
+    private let pause: Double
 
-    init(ledger: SoakLedger) {
+    init(ledger: SoakLedger, rate: Double) {
         self.ledger = ledger
+        pause = 0.1 / rate
     }
 
     func start() throws {
@@ -44,10 +47,11 @@ final class StreamLoad: SoakLoad {
         let endpoint = listener.localEndpoint
         let stopFlag = self.stopFlag
         let finished = self.finished
+        let pause = self.pause
         for index in 0..<sessionCount {
             _ = client.loop.perform {
                 StreamSession(index: index, endpoint: endpoint, loop: client.loop, ledger: ledger,
-                              stop: stopFlag, finished: finished).connect()
+                              stop: stopFlag, finished: finished, pause: pause).connect()
             }
         }
     }
@@ -77,6 +81,7 @@ final class StreamSession {
     let ledger: SoakLedger
     let stop: StopFlag
     let finished: SoakCounter
+    let pause: Double
     /// A record: its number (the connection's in the high half) and a pattern, 64 bytes.
     static let recordSize = 64
     private var connections = 0
@@ -84,7 +89,9 @@ final class StreamSession {
     private var echoed = 0
     private var mismatched = false
 
-    init(index: Int, endpoint: SocketEndpoint, loop: PortRunLoop, ledger: SoakLedger, stop: StopFlag, finished: SoakCounter) {
+    init(index: Int, endpoint: SocketEndpoint, loop: PortRunLoop, ledger: SoakLedger, stop: StopFlag, finished: SoakCounter,
+         pause: Double) {
+        self.pause = pause
         self.index = index
         self.endpoint = endpoint
         self.loop = loop
@@ -145,10 +152,10 @@ final class StreamSession {
         if !connection.write(written) { ledger.violation("streams: session \(index) could not queue its records") }
     }
 
-    /// Connects again 100 ms from now (or finishes if the soak is stopping).
+    /// Connects again after the pause (or finishes if the soak is stopping).
     private func again() {
         let confined = Confined(self)
-        loop.add(RunLoopTimer(after: 0.1) { _ in confined.value.connect() }, forMode: .common)
+        loop.add(RunLoopTimer(after: pause) { _ in confined.value.connect() }, forMode: .common)
     }
 }
 
