@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "PortRunLoopTLS", targets: ["PortRunLoopTLS"]),
         .executable(name: "portrunloop-demo", targets: ["PortRunLoopDemo"]),
         .executable(name: "portrunloop-stress", targets: ["PortRunLoopStress"]),
+        .executable(name: "portrunloop-soak", targets: ["PortRunLoopSoak"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
@@ -96,11 +97,22 @@ let package = Package(
         ),
         // Per-thread seccomp filters the tests use to make the kernel refuse one system call.
         .systemLibrary(name: "CSyscallRefusal", path: "Tests/CSyscallRefusal"),
+        // Child processes whose output a caller waits on, and the private daemons (dbus-daemon,
+        // redis-server) the D-Bus and Redis tests and the soak tool start: no Testing, so the soak
+        // tool links it too.
+        // posix_spawn's close-from action and prctl's parent-death signal, for the children above.
+        .systemLibrary(name: "CChildProcess", path: "Tests/CChildProcess"),
+        .target(
+            name: "PortRunLoopDaemons",
+            dependencies: ["CChildProcess", "PortRunLoopDBus", "PortRunLoopRedis"],
+            path: "Tests/PortRunLoopDaemons"
+        ),
         // What every test target shares: locks and waits ThreadSanitizer sees, log recording, child
         // processes whose output a test waits on, system calls refused on one thread.
         .target(
             name: "PortRunLoopTestSupport",
-            dependencies: ["CSyscallRefusal", "PortRunLoopStressEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSyscallRefusal", "PortRunLoopDaemons", "PortRunLoopStressEngine",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Tests/PortRunLoopTestSupport"
         ),
         .testTarget(
@@ -234,6 +246,18 @@ let package = Package(
                 "PortRunLoopKit",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+ // The soak: every feature at once for a chosen time, with private D-Bus and Redis daemons
+        // and a peer process (Scripts/soak.sh, SoakToolTests). Its children die with it.
+        .executableTarget(
+            name: "PortRunLoopSoak",
+            dependencies: ["CChildProcess", "PortRunLoopDaemons", "PortRunLoopStressEngine", "PortRunLoopDBus",
+                           "PortRunLoopRedis", "PortRunLoopKit"],
+            path: "Tests/Soak/Tool"
+        ),
+        .testTarget(
+            name: "PortRunLoopSoakTests",
+            dependencies: ["PortRunLoopTestSupport"]
         ),
         .systemLibrary(
             name: "COpenSSL",
