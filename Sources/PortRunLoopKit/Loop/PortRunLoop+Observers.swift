@@ -66,8 +66,10 @@ extension PortRunLoop {
 
     /// Calls the observers of `mode` that watch `activity`, in order (O3). One whose handler is
     /// running is skipped (O4); one removed or invalidated by an earlier one in this round is not
-    /// called. Only called when ``runObservers`` is not empty.
+    /// called. Only called when ``runObservers`` is not empty; counted in
+    /// ``LoopMetrics/observerRounds``.
     func notifyObservers(_ activity: RunLoopActivity, mode: RunLoop.Mode) {
+        observerRounds.increment()
         let list = observers(in: mode)
         guard !list.isEmpty else { return }
         let ambient = innermostRunHasAmbientContext
