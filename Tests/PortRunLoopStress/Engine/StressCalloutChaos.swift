@@ -10,22 +10,23 @@ import PortRunLoopKit
 /// no call or perform may start.
 ///
 /// Waiting for a call or a perform pokes the loop — a wake-up (`afterWaiting`, then a pass) and a
-/// stop (`exit`, and a new run's `entry`) — every 20 ms, so an observer of one rare activity is
-/// called too; the wait is bounded and a timeout is a violation (a lost signal, a one-shot
-/// observer never called).
+/// stop (`exit`, and a new run's `entry`) — at once and then every 20 ms, so an observer of one rare
+/// activity is called too; the wait is bounded and a timeout is a violation (a lost signal, a
+/// one-shot observer never called).
 ///
 /// Thread-safety: called from the source chaos thread and the round's end.
 extension StressCallouts {
-    /// Waits (bounded) until `done` holds, poking `consumer`'s loop between slices.
+    /// Waits (bounded) until `done` holds, poking `consumer`'s loop before each slice.
     func awaitPoking(_ consumer: StressConsumer, stop: Bool, _ done: (Double) -> Bool) -> Bool {
+        if done(0) { return true }
         var waited = 0.0
-        while !done(0.02) {
-            waited += 0.02
-            if waited >= timeout || consumer.loop.isShutDown { return done(0) }
+        while true {
             consumer.loop.wakeUp()
             if stop { consumer.loop.stop() }
+            if done(0.02) { return true }
+            waited += 0.02
+            if waited >= timeout || consumer.loop.isShutDown { return done(0) }
         }
-        return true
     }
 
     /// Settles an item's marker once no call can be in flight: after a round trip on its loop, or
@@ -134,6 +135,11 @@ extension StressCallouts {
     /// last signal.
     func producersFinished(round: StressRound) {
         let (observers, sources) = registry.withLock { ($0.observers, $0.sources) }
+        // One poke of every loop first: most armed one-shots are called by it.
+        for consumer in round.slots.withLock({ $0 }) {
+            consumer.loop.wakeUp()
+            consumer.loop.stop()
+        }
         for observer in observers where !observer.repeats && observer.placement != .neverRun {
             let state = observer.records.state.snapshot
             guard state.calls == 0, !state.invalidatedByEngine, !state.removedByEngine, !state.waived else { continue }
