@@ -40,6 +40,9 @@ extension PortRunLoop {
         let wasListed = observer.registeredModes != nil
         observer.registeredModes = wanted
         observerGeneration &+= 1
+        // The cached list would keep an observer that left alive (and, through its handler, maybe
+        // the loop itself): it is worked out again at the next lookup.
+        lastObserverLookup = nil
         if wanted == nil {
             runObservers.removeAll { $0 === observer }
         } else if !wasListed {
@@ -89,6 +92,7 @@ extension PortRunLoop {
     func invalidateObserversAtShutDown() {
         let observers = runObservers
         runObservers.removeAll()
+        lastObserverLookup = nil
         observerGeneration &+= 1
         for observer in observers {
             observer.registeredModes = nil

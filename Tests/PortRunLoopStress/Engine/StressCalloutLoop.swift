@@ -24,9 +24,13 @@ final class StressCalloutLoop: Sendable {
         let first: Int, second: Int
     }
 
+    struct Call: Sendable {
+        let order: Int, id: Int
+    }
+
     struct State: Sendable {
         var activity: RunLoopActivity?
-        var round: [(order: Int, id: Int)] = []
+        var round: [Call] = []
         /// Observers of equal order seen one after the other in a round (first called first).
         var precedence: Set<Pair> = []
         var rounds = 0
@@ -71,7 +75,7 @@ final class StressCalloutLoop: Sendable {
                 }
                 state.precedence.insert(Pair(first: earlier.id, second: id))
             }
-            state.round.append((order, id))
+            state.round.append(Call(order: order, id: id))
         }
     }
 

@@ -28,10 +28,10 @@ final class StressCallouts: Sendable {
         var retiring: Set<Int> = []
     }
 
-    static let observersPerLoop = 3
+    static let observersPerLoop = 2
     static let sourcesPerLoop = 2
     /// Live repeating observers per consumer, at most (producers add more as they go).
-    static let repeatingPerLoop = 6
+    static let repeatingPerLoop = 4
 
     let registry = Locked(Registry())
     let seed: UInt64

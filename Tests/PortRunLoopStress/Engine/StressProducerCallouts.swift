@@ -12,10 +12,10 @@ extension StressProducer {
         case 0..<120:
             note("op \(step): signalling a custom source")
             callouts.producerSignal(rng: &calloutRNG, round: round)
-        case 120..<135:
+        case 120..<128:
             note("op \(step): adding a run-loop observer")
             callouts.producerAddObserver(rng: &calloutRNG, round: round)
-        case 135..<140 where round.config.chaos:
+        case 128..<133 where round.config.chaos:
             note("op \(step): invalidating a run-loop observer")
             callouts.producerInvalidateObserver(rng: &calloutRNG)
         default:

@@ -30,11 +30,12 @@ struct StressRunTrace: Sendable {
     /// anything at all).
     var isClosed: Bool { count == 0 || stack.isEmpty }
 
-    /// Takes one activity reported in `mode`; returns what is wrong with it, if anything.
+    /// Takes one activity reported in `mode`; returns what is wrong with it, if anything. Allocates
+    /// nothing unless something is wrong (it runs in every observer call of a stress round).
     mutating func record(_ activity: RunLoopActivity, mode: RunLoop.Mode?) -> String? {
         count += 1
         if activity == .entry {
-            if let top = stack.last, ![.unknown, .beforeSources, .afterWaiting].contains(top.phase) {
+            if let top = stack.last, !Self.isHandling(top.phase) {
                 let problem = "entry while its run was at \(top.phase) (a nested run starts only while sources are handled)"
                 stack.append(Level(phase: .entered, mode: mode))
                 return problem
@@ -49,18 +50,19 @@ struct StressRunTrace: Sendable {
         if let expected = top.mode, expected != mode {
             problem = "\(Self.name(activity)) in mode \(mode?.rawValue ?? "nil") inside a run of \(expected.rawValue)"
         }
-        top.mode = top.mode ?? mode
-        let allowed: [Phase]
+        if top.mode == nil { top.mode = mode }
+        let allowed: Bool
         let next: Phase?
+        let phase = top.phase
         switch activity {
-        case .beforeTimers: allowed = [.unknown, .entered, .beforeSources, .afterWaiting]; next = .beforeTimers
-        case .beforeSources: allowed = [.unknown, .beforeTimers]; next = .beforeSources
-        case .beforeWaiting: allowed = [.unknown, .beforeSources]; next = .beforeWaiting
-        case .afterWaiting: allowed = [.unknown, .beforeWaiting]; next = .afterWaiting
-        case .exit: allowed = [.unknown, .entered, .beforeSources, .afterWaiting]; next = nil
+        case .beforeTimers: allowed = phase == .entered || Self.isHandling(phase); next = .beforeTimers
+        case .beforeSources: allowed = phase == .unknown || phase == .beforeTimers; next = .beforeSources
+        case .beforeWaiting: allowed = phase == .unknown || phase == .beforeSources; next = .beforeWaiting
+        case .afterWaiting: allowed = phase == .unknown || phase == .beforeWaiting; next = .afterWaiting
+        case .exit: allowed = phase == .entered || Self.isHandling(phase); next = nil
         default: return "an activity that is not one of the six: \(activity.rawValue)"
         }
-        if !allowed.contains(top.phase) {
+        if !allowed {
             problem = problem ?? "\(Self.name(activity)) right after \(top.phase) (CF's order: entry, [beforeTimers, beforeSources, "
                 + "[beforeWaiting, afterWaiting]]…, exit)"
         }
@@ -69,6 +71,12 @@ struct StressRunTrace: Sendable {
             stack.append(top)
         }
         return problem
+    }
+
+    /// A phase in which the run handles sources (or one not known yet): where a nested run may
+    /// begin, and the run may go round again or end.
+    private static func isHandling(_ phase: Phase) -> Bool {
+        phase == .unknown || phase == .beforeSources || phase == .afterWaiting
     }
 
     static func name(_ activity: RunLoopActivity) -> String {
