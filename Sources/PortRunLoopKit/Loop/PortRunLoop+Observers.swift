@@ -45,7 +45,9 @@ extension PortRunLoop {
         lastObserverLookup = nil
         if wanted == nil {
             runObservers.removeAll { $0 === observer }
+            if observer.membership.setHeld(false) { observer.handler = nil }
         } else if !wasListed {
+            _ = observer.membership.setHeld(true)
             observer.sequence = nextObserverSequence
             nextObserverSequence &+= 1
             // Kept sorted by (order, sequence): lower orders first, equal ones as added.
@@ -82,7 +84,7 @@ extension PortRunLoop {
                   observer.registeredModes?.contains(mode, commonModes: common) == true else { continue }
             observer.isFiring = true
             // An observer belongs to the loop, not to a caller: it runs with no `ServiceContext`.
-            withCallerContext(nil, ambient: ambient) { observer.handler(observer, activity) }
+            withCallerContext(nil, ambient: ambient) { observer.handler?(observer, activity) }
             observer.isFiring = false
             if !observer.repeats { observer.invalidate() }
         }
@@ -97,6 +99,7 @@ extension PortRunLoop {
         for observer in observers {
             observer.registeredModes = nil
             observer.invalidate()
+            if observer.membership.setHeld(false) { observer.handler = nil }
         }
     }
 }
