@@ -344,6 +344,12 @@ def server_targets(run, label, row):
     if entry and entry.raw("eventRegistrations"):
         x = max(entry.raw("eventRegistrations")) / max(1, entry.ops_p50())
         row("event_add + event_del per run entry of an unchanged mode = 0 (10k fd sources, 1k timers)", label, f"{x:g}", x == 0)
+    bare, observed = run.get("ObserverRounds.Ours.perform"), run.get("ObserverRounds.Ours.perform.10observers")
+    if bare and observed and bare.raw("observerRounds") and observed.raw("observerRounds"):
+        none = [v / max(1, bare.ops_p50()) for v in bare.raw("observerRounds")]
+        ten = [v / max(1, observed.ops_p50()) for v in observed.raw("observerRounds")]
+        row("observer rounds per turn: 0 without observers, exactly 4 with 10", label,
+            f"{max(none):g} / {min(ten):g}–{max(ten):g}", max(none) == 0 and min(ten) == 4 and max(ten) == 4)
     cross_process_targets(run, label, row)
     bus_notification_targets(run, label, row)
     tls_targets(run, label, row)

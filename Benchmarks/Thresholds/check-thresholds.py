@@ -4,7 +4,7 @@
 Only counts are guarded (allocations, wake signals), never wall clock: on a shared 2-vCPU VM time
 swings run to run, counts do not. Each guard normalises a raw per-sample metric by the sample's
 `operations` custom metric, takes a nearest-rank percentile over the samples and compares it with
-`max`. Exit status 0 when every guard holds, 1 otherwise (and when a guarded benchmark is missing).
+`max`; a guard with a `min` also requires the lowest sample, normalised the same way, to reach it. Exit status 0 when every guard holds, 1 otherwise (and when a guarded benchmark is missing).
 
 Usage: check-thresholds.py GUARDS.json RESULTS.jmh.json
 """
@@ -39,8 +39,13 @@ def main():
         operations = metrics["operations"][0] or 1
         value = percentile(metrics[metric], guard.get("percentile", 50)) / operations * guard.get("scale", 1)
         ok = value <= guard["max"]
+        bounds = f"max {guard['max']:g}"
+        if "min" in guard:
+            lowest = min(metrics[metric]) / operations * guard.get("scale", 1)
+            ok = ok and lowest >= guard["min"]
+            bounds = f"lowest sample {lowest:.6g}, min {guard['min']:g}; {bounds}"
         unit = guard.get("unit", f"{metric} per operation")
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {value:.6g} {unit} (max {guard['max']:g}; {guard['why']})")
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {value:.6g} {unit} ({bounds}; {guard['why']})")
         if ok:
             passed += 1
         else:

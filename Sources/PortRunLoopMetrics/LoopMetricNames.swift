@@ -66,6 +66,11 @@ public enum LoopMetricNames {
     ///
     /// Thread-safety: immutable.
     public static let idleSpins = "portrunloop_idle_spins"
+    /// Counter: rounds of run-loop observer calls (`LoopMetrics.observerRounds`; none without
+    /// observers).
+    ///
+    /// Thread-safety: immutable.
+    public static let observerRounds = "portrunloop_observer_rounds"
 
     /// Gauge: entries waiting in the loop's notification queue when sampled.
     ///

@@ -15,7 +15,7 @@ import PortRunLoopKit
 ///
 /// Loop counters: ``LoopMetricNames/wakeSignals``, ``LoopMetricNames/sleeps``,
 /// ``LoopMetricNames/workDiscarded``, ``LoopMetricNames/eventAdds``, ``LoopMetricNames/eventDeletes``,
-/// ``LoopMetricNames/wakeTimerSets``, ``LoopMetricNames/idleSpins``.
+/// ``LoopMetricNames/wakeTimerSets``, ``LoopMetricNames/idleSpins``, ``LoopMetricNames/observerRounds``.
 /// Queue gauges: ``LoopMetricNames/queueDepth``, ``LoopMetricNames/queueHighWaterMark``; queue
 /// counters: ``LoopMetricNames/queueEnqueued``, ``LoopMetricNames/queueDelivered``,
 /// ``LoopMetricNames/queueCoalesced``, ``LoopMetricNames/queueDiscarded``. All carry

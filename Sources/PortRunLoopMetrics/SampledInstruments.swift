@@ -12,6 +12,7 @@ struct SampledLoopCounters: Sendable {
     let eventDeletes: Counter
     let wakeTimerSets: Counter
     let idleSpins: Counter
+    let observerRounds: Counter
     let deliveryLatency: CoreMetrics.Timer
 
     init(dimensions: [(String, String)], factory: any MetricsFactory) {
@@ -22,6 +23,7 @@ struct SampledLoopCounters: Sendable {
         eventDeletes = Counter(label: LoopMetricNames.eventDeletes, dimensions: dimensions, factory: factory)
         wakeTimerSets = Counter(label: LoopMetricNames.wakeTimerSets, dimensions: dimensions, factory: factory)
         idleSpins = Counter(label: LoopMetricNames.idleSpins, dimensions: dimensions, factory: factory)
+        observerRounds = Counter(label: LoopMetricNames.observerRounds, dimensions: dimensions, factory: factory)
         deliveryLatency = CoreMetrics.Timer(label: LoopMetricNames.deliveryLatency, dimensions: dimensions, factory: factory)
     }
 
@@ -33,6 +35,7 @@ struct SampledLoopCounters: Sendable {
         add(delta.eventDeletes, to: eventDeletes)
         add(delta.wakeTimerSets, to: wakeTimerSets)
         add(delta.idleSpins, to: idleSpins)
+        add(delta.observerRounds, to: observerRounds)
     }
 }
 

@@ -66,6 +66,35 @@ import Testing
         }
         #expect(weak.allSatisfy { $0.loop == nil }, "\(weak.filter { $0.loop != nil }.count) loops leaked")
     }
+
+    @Test func aLoopWhoseObserversAndSourcesCaptureItIsFreed() throws {
+        // Callouts that hold their own loop (an observer that reads its mode, a source that wakes
+        // it), which only the loop holds, must not keep it alive once its thread exited: the dead
+        // loop lets go of them — also of the observers it last worked out for a mode, among them
+        // one removed before.
+        let (weakLoop, weakCallouts) = try JoinableThread.run { () -> (WeakLoop, [WeakObject]) in
+            let loop = PortRunLoop.current
+            loop.add(MessagePort(), forMode: .default)
+            let observer = RunLoopObserver(activities: .allActivities) { _, _ in _ = loop.currentMode }
+            let removed = RunLoopObserver(activities: .entry) { _, _ in loop.wakeUp() }
+            let source = RunLoopSource(perform: { _ in loop.wakeUp() })
+            loop.add(observer, forMode: .default)
+            loop.add(removed, forMode: .default)
+            loop.add(source, forMode: .default)
+            source.signal()
+            loop.run(mode: .default, timeout: 0, returnAfterSourceHandled: false)
+            loop.remove(removed, forMode: .default)
+            return (WeakLoop(loop), [WeakObject(observer), WeakObject(removed), WeakObject(source)])
+        }
+        #expect(weakLoop.loop == nil, "a loop whose observers and sources capture it must be freed once its thread exited")
+        #expect(weakCallouts.allSatisfy { $0.object == nil }, "the dead loop must let go of its observers and sources")
+    }
+}
+
+/// A weak reference to an observer or a source, to check it was freed.
+final class WeakObject: @unchecked Sendable {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
 }
 
 /// A weak reference to a loop, to check it was freed.

@@ -7,14 +7,18 @@ import Testing
 /// Producers × items to several loops, mixing sends (zero-timeout and timed, with and without
 /// payloads), perform, performAndWait (with timeouts, throwing bodies), loop-to-loop synchronous
 /// calls, notification posts and observer add/remove, records written into watched pipes and
-/// socketpairs, one-shot and short-interval repeating timers added from other threads, with chaos:
-/// port invalidation, loop stop/restart, consumer thread exit (RunLoopThread.stop and plain thread
-/// exit), fd sources cancelled from another thread while ready and timers invalidated while
-/// firing. Checks exactly-once, FIFO per producer, rejected ⇔ never delivered, nothing after
-/// invalidation, removal or cancellation returned, port statistics, every byte written before a
-/// pipe's cancellation point read in order exactly once, timers never early and at most once per
-/// arming, handlers on their loop's thread, every fd closed, and that every thread joins. The seed
-/// is printed; `PORTRUNLOOP_STRESS_SEED` replays a run's choices.
+/// socketpairs, one-shot and short-interval repeating timers added from other threads, run-loop
+/// observers and custom sources signalled from the producers, with chaos: port invalidation, loop
+/// stop/restart, consumer thread exit (RunLoopThread.stop and plain thread exit), fd sources
+/// cancelled from another thread while ready, timers invalidated while firing, observers
+/// invalidated while called and sources while signalled, both removed from their modes. Checks
+/// exactly-once, FIFO per producer, rejected ⇔ never delivered, nothing after invalidation,
+/// removal or cancellation returned, port statistics, every byte written before a pipe's
+/// cancellation point read in order exactly once, timers never early and at most once per arming,
+/// observer activities in CF's order and observers in their `order`, one-shot observers called
+/// once, every signal followed by a perform and at most one perform per pass, handlers on their
+/// loop's thread, every fd closed, and that every thread joins. The seed is printed;
+/// `PORTRUNLOOP_STRESS_SEED` replays a run's choices.
 @Suite(.timeLimit(.minutes(3))) struct StressTests {
     @discardableResult
     private func run(_ configure: (inout StressConfiguration) -> Void) async -> StressReport {
@@ -36,6 +40,10 @@ import Testing
         }
         if report.configuration.timers {
             #expect(report.timersFired > 0 && report.timersRearmedInBlock > 0)
+        }
+        if report.configuration.observersAndSources {
+            #expect(report.callouts.observerCalls > 0 && report.callouts.observerRounds > 0)
+            #expect(report.callouts.signals > 0 && report.callouts.performs > 0)
         }
         return report
     }
@@ -82,10 +90,32 @@ import Testing
         let report = await run { config in
             config.fileDescriptors = false
             config.timers = false
+            config.observersAndSources = false
             config.itemsPerProducer = 500
         }
-        #expect(report.fdPipes == 0 && report.timersAdded == 0)
+        #expect(report.fdPipes == 0 && report.timersAdded == 0 && report.callouts.observersAdded == 0 && report.callouts.sourcesAdded == 0)
         #expect(!report.description.contains("fd:") && !report.description.contains("timers:"))
+        #expect(!report.description.contains("observers:") && !report.description.contains("sources:"))
+    }
+
+    @Test func observersAndCustomSourcesInvalidatedFromOtherThreadsWhileCalledOrSignalled() async {
+        // Semantics.md O1–O8, V1–V7 under load: notifications, fds and timers off, so the chaos
+        // thread's actions all go to observers and sources; several rounds, so invalidations land
+        // while observers are being called and while sources are signalled.
+        let report = await run { config in
+            config.notifications = false
+            config.fileDescriptors = false
+            config.timers = false
+            config.itemsPerProducer = 600
+            config.duration = 1.5
+        }
+        let c = report.callouts
+        #expect(c.oneShotObservers > 0 && c.observersInvalidated > 0 && c.sourcesInvalidated > 0 && c.signalsAwaited > 0)
+        // Signals merge: more signals than performs (a producer signals 1–3 times before it wakes the loop).
+        #expect(c.signalsMerged > 0 && c.signals > c.performs)
+        #expect(c.observersAfterInvalidate == 0 && c.observersOutOfSequence == 0 && c.observersOutOfOrder == 0)
+        #expect(c.oneShotsCalledTwice == 0 && c.oneShotsNeverCalled == 0 && c.observerRunsNotExited == 0)
+        #expect(c.sourcesAfterInvalidate == 0 && c.sourcesTwicePerPass == 0 && c.lostSignals == 0 && c.sourceCallbacksUnpaired == 0)
     }
 
     @Test func oneShotTimersReArmedFromOtherThreadsFireAtTheirNewDate() async {

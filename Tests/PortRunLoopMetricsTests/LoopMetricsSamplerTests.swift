@@ -15,6 +15,10 @@ import PortRunLoopTestSupport
             let port = MessagePort()
             loop.add(port, forMode: .default)
             defer { port.invalidate() }
+            // An observer, so the run makes rounds of observer calls.
+            let observer = RunLoopObserver(activities: .allActivities) { _, _ in }
+            loop.add(observer, forMode: .default)
+            defer { observer.invalidate() }
             let sampler = LoopMetricsSampler(loop: loop, factory: metrics)
             // The loop is not running, so its counters hold still while they are compared.
             sampler.sample()
@@ -27,6 +31,7 @@ import PortRunLoopTestSupport
             return (loop.name, first, loop.metrics)
         }
         #expect(second.sleeps > first.sleeps)
+        #expect(first.observerRounds == 0 && second.observerRounds > 0)
         let dimensions = [("loop", name)]
         func check(_ label: String, _ field: KeyPath<LoopMetrics, Int>) throws {
             let increments = try metrics.expectCounter(label, dimensions).values
@@ -40,6 +45,7 @@ import PortRunLoopTestSupport
         try check("portrunloop_event_deletes", \.eventDeletes)
         try check("portrunloop_wake_timer_sets", \.wakeTimerSets)
         try check("portrunloop_idle_spins", \.idleSpins)
+        try check("portrunloop_observer_rounds", \.observerRounds)
         // No queue was given: no queue metrics.
         #expect(metrics.recorders.isEmpty)
     }

@@ -48,6 +48,11 @@ func registerServerScenarios() {
     // none), with 10k fd sources and 1k timers registered.
     Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000)
 
+    // ObserverRounds.Ours.perform{,.10observers}: rounds of observer calls per Foundation-idiom turn
+    // (a perform from another thread, one run(mode:before:)): none without observers, four with.
+    Scenarios.observerRounds("Ours.perform", observers: 0)
+    Scenarios.observerRounds("Ours.perform.10observers", observers: 10)
+
     // SparseCPU.<peer>.<gap>: CPU per message when messages come one at a time. `Inline` is the
     // producer's own cost (pacing, no hand-off), to subtract from the others.
     let sparsePeers: [(name: String, factory: ChannelFactory)] = [

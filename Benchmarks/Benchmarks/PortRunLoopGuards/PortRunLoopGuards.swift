@@ -2,8 +2,8 @@ import Benchmark
 import BenchSupport
 import PortRunLoopKit
 
-/// What CI guards (Scripts/check-benchmark-thresholds.sh): allocation, wake-signal and libevent
-/// registration counts of our hot paths, which, unlike wall-clock time, do not swing with the load on the machine.
+/// What CI guards (Scripts/check-benchmark-thresholds.sh): allocation, wake-signal, libevent
+/// registration and observer-round counts of our hot paths, which, unlike wall-clock time, do not swing with the load on the machine.
 /// Thresholds: Benchmarks/Thresholds/guards.json. The scenarios are the full suite's
 /// (PortRunLoopBenchmarks), for ours only and with fewer samples; this target does not build NIO.
 let benchmarks: @Sendable () -> Void = {
@@ -28,6 +28,10 @@ let benchmarks: @Sendable () -> Void = {
                                     tearDown: { thread.stop() })
     }
     Scenarios.runEntry("Ours.Idle10k", idle: 10_000, timers: 1_000, maxIterations: 20)
+    // No observers, no cost: a loop without observers makes no round of observer calls; beside it
+    // the same turns with 10 observers make exactly four rounds each (the counter counts).
+    Scenarios.observerRounds("Ours.perform", observers: 0, maxIterations: 20)
+    Scenarios.observerRounds("Ours.perform.10observers", observers: 10, maxIterations: 20)
     Scenarios.timerChurn("Ours") { try PortRunLoopTimerChurn() }
     Scenarios.streamEcho(.direct, maxIterations: 10)
     Scenarios.streamEcho(.queued, maxIterations: 10)

@@ -20,6 +20,10 @@ public enum BenchMetrics {
     public static let operations = BenchmarkMetric.custom("operations", polarity: .prefersLarger, useScalingFactor: false)
     /// `event_add` + `event_del` calls a loop made during the sample (``PortRunLoop/metrics``).
     public static let eventRegistrations = BenchmarkMetric.custom("eventRegistrations", polarity: .prefersSmaller, useScalingFactor: false)
+    /// Rounds of observer calls a loop made during the sample (`LoopMetrics.observerRounds`).
+    ///
+    /// Thread-safety: a constant.
+    public static let observerRounds = BenchmarkMetric.custom("observerRounds", polarity: .prefersSmaller, useScalingFactor: false)
     /// One-way latency of the first send after an idle period, in nanoseconds.
     ///
     /// Thread-safety: a constant.

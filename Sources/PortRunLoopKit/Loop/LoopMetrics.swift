@@ -65,13 +65,22 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
     ///
     /// Thread-safety: a value type.
     public var wakeTimerSets: Int
+    /// Rounds of observer calls: times a run went through its mode's observers for one activity
+    /// (``RunLoopActivity``; Semantics.md O3, O5), whether or not one of them watches it. A loop with
+    /// no ``RunLoopObserver`` makes none (O7: it pays only an emptiness test per pass for them); a
+    /// polling run with observers makes four (entry, before timers, before sources, exit). CI
+    /// guards both (Benchmarks/Thresholds/guards.json).
+    ///
+    /// Thread-safety: a value type.
+    public var observerRounds: Int
 
     /// Makes a snapshot from explicit values (for tests and for computing differences).
     ///
     /// Thread-safety: a value type.
     public init(wakeSignals: Int = 0, sleeps: Int = 0, performsRun: Int = 0, messagesDelivered: Int = 0,
                 timersFired: Int = 0, fdEventsHandled: Int = 0, workDiscarded: Int = 0,
-                eventAdds: Int = 0, eventDeletes: Int = 0, wakeTimerSets: Int = 0, idleSpins: Int = 0) {
+                eventAdds: Int = 0, eventDeletes: Int = 0, wakeTimerSets: Int = 0, idleSpins: Int = 0,
+                observerRounds: Int = 0) {
         self.wakeSignals = wakeSignals
         self.sleeps = sleeps
         self.idleSpins = idleSpins
@@ -83,6 +92,7 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
         self.eventAdds = eventAdds
         self.eventDeletes = eventDeletes
         self.wakeTimerSets = wakeTimerSets
+        self.observerRounds = observerRounds
     }
 
     /// The counts accumulated between `earlier` and this snapshot (field by field).
@@ -99,7 +109,8 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
                     eventAdds: eventAdds - earlier.eventAdds,
                     eventDeletes: eventDeletes - earlier.eventDeletes,
                     wakeTimerSets: wakeTimerSets - earlier.wakeTimerSets,
-                    idleSpins: idleSpins - earlier.idleSpins)
+                    idleSpins: idleSpins - earlier.idleSpins,
+                    observerRounds: observerRounds - earlier.observerRounds)
     }
 
     /// One line with every counter, for logs.
@@ -110,7 +121,7 @@ public struct LoopMetrics: Sendable, Equatable, CustomStringConvertible {
             + "messagesDelivered: \(messagesDelivered), timersFired: \(timersFired), "
             + "fdEventsHandled: \(fdEventsHandled), workDiscarded: \(workDiscarded), "
             + "eventAdds: \(eventAdds), eventDeletes: \(eventDeletes), wakeTimerSets: \(wakeTimerSets), "
-            + "idleSpins: \(idleSpins))"
+            + "idleSpins: \(idleSpins), observerRounds: \(observerRounds))"
     }
 }
 
@@ -130,6 +141,7 @@ extension PortRunLoop {
                     eventAdds: base.adds.value,
                     eventDeletes: base.deletes.value,
                     wakeTimerSets: wakeTimerSets.value,
-                    idleSpins: idleSpins.value)
+                    idleSpins: idleSpins.value,
+                    observerRounds: observerRounds.value)
     }
 }

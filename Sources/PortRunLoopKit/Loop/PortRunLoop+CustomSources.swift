@@ -51,8 +51,11 @@ extension PortRunLoop {
             source.group = group
         }
         source.scheduledModes = wanted
+        if had.isEmpty { _ = source.membership.setHeld(true) }
         for mode in had.subtracting(wanted) { source.cancelHandler?(self, mode) }
         for mode in wanted.subtracting(had) { source.scheduleHandler?(self, mode) }
+        // Its last `cancel` ran: an invalid source no loop holds lets go of its callouts.
+        if wanted.isEmpty, source.membership.setHeld(false) { source.releaseHandlers() }
     }
 
     /// Performs the running mode's signalled sources in (order, signal time) order, each once,
@@ -86,7 +89,7 @@ extension PortRunLoop {
         guard source.group?.isInRunningMode == true,
               source.signalStamp.exchange(0, ordering: .acquiringAndReleasing) != 0 else { return false }
         // A source belongs to the loop, not to a caller: it runs with no `ServiceContext`.
-        withCallerContext(nil, ambient: innermostRunHasAmbientContext) { source.performHandler(source) }
+        withCallerContext(nil, ambient: innermostRunHasAmbientContext) { source.performHandler?(source) }
         sourcesPerformed.increment()
         return true
     }
@@ -101,6 +104,9 @@ extension PortRunLoop {
 
     /// At shutdown: invalidates every custom source, which cancels it in each of its modes (L4).
     func invalidateCustomSourcesAtShutDown() {
-        for source in Array(customSources.values) { source.invalidate() }
+        for source in Array(customSources.values) {
+            source.invalidate()
+            syncSource(source) // invalidated earlier from another thread, its sync was discarded
+        }
     }
 }

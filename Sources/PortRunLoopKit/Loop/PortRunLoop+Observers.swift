@@ -40,9 +40,14 @@ extension PortRunLoop {
         let wasListed = observer.registeredModes != nil
         observer.registeredModes = wanted
         observerGeneration &+= 1
+        // The cached list would keep an observer that left alive (and, through its handler, maybe
+        // the loop itself): it is worked out again at the next lookup.
+        lastObserverLookup = nil
         if wanted == nil {
             runObservers.removeAll { $0 === observer }
+            if observer.membership.setHeld(false) { observer.handler = nil }
         } else if !wasListed {
+            _ = observer.membership.setHeld(true)
             observer.sequence = nextObserverSequence
             nextObserverSequence &+= 1
             // Kept sorted by (order, sequence): lower orders first, equal ones as added.
@@ -66,8 +71,10 @@ extension PortRunLoop {
 
     /// Calls the observers of `mode` that watch `activity`, in order (O3). One whose handler is
     /// running is skipped (O4); one removed or invalidated by an earlier one in this round is not
-    /// called. Only called when ``runObservers`` is not empty.
+    /// called. Only called when ``runObservers`` is not empty; counted in
+    /// ``LoopMetrics/observerRounds``.
     func notifyObservers(_ activity: RunLoopActivity, mode: RunLoop.Mode) {
+        observerRounds.increment()
         let list = observers(in: mode)
         guard !list.isEmpty else { return }
         let ambient = innermostRunHasAmbientContext
@@ -77,7 +84,7 @@ extension PortRunLoop {
                   observer.registeredModes?.contains(mode, commonModes: common) == true else { continue }
             observer.isFiring = true
             // An observer belongs to the loop, not to a caller: it runs with no `ServiceContext`.
-            withCallerContext(nil, ambient: ambient) { observer.handler(observer, activity) }
+            withCallerContext(nil, ambient: ambient) { observer.handler?(observer, activity) }
             observer.isFiring = false
             if !observer.repeats { observer.invalidate() }
         }
@@ -87,10 +94,12 @@ extension PortRunLoop {
     func invalidateObserversAtShutDown() {
         let observers = runObservers
         runObservers.removeAll()
+        lastObserverLookup = nil
         observerGeneration &+= 1
         for observer in observers {
             observer.registeredModes = nil
             observer.invalidate()
+            if observer.membership.setHeld(false) { observer.handler = nil }
         }
     }
 }

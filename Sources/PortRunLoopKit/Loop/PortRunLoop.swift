@@ -213,6 +213,8 @@ public final class PortRunLoop: @unchecked Sendable {
     let idleSpins = OwnerCounter()
     /// `timerfd_settime` calls of ``wakeTimer``.
     let wakeTimerSets = OwnerCounter()
+    /// Calls of ``notifyObservers(_:mode:)`` (made only while the loop has observers).
+    let observerRounds = OwnerCounter()
     /// Queued items run and port messages delivered so far (``performsRun`` + ``messagesDelivered``).
     var handledCount: Int { performsRun.value &+ messagesDelivered.value }
 

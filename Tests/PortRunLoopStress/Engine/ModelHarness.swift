@@ -15,6 +15,7 @@ import PortRunLoopKit
 /// - P1/P2: a block runs once, in one of its modes, after every earlier block that could also run.
 /// - T1–T5: a due timer fires in a run of its modes; a one-shot fires once; a future one never.
 /// - F2/F3: a ready fd source is called in runs of its modes, never after `cancel()`.
+/// - O1–O6, V1–V6: run-loop observers and custom sources (``ModelCallouts``).
 /// - R2–R6, R8: run results (`.finished` for an empty mode, `.stopped`, `.handledSource`,
 ///   `.timedOut`), and completeness: a polling run without `returnAfterSourceHandled` handles
 ///   everything of its mode that was ready when it began (nested runs included).
@@ -62,10 +63,12 @@ final class ModelHarness: @unchecked Sendable {
     private var nextID = 0
     private var timers: [RunLoopTimer] = []
     private var timerModels: [TimerModel] = []
-    private var commonModes: Set<ModelMode> = [.default]
+    private(set) var commonModes: Set<ModelMode> = [.default]
     private var frames: [Frame] = []
     private(set) var violations: [String] = []
-    private(set) var trace: [String] = []
+    var trace: [String] = []
+    /// Observers and custom sources (ModelCallouts.swift).
+    var callouts = ModelCallouts()
     // The pipe and its fd source.
     private var pipeFDs: (read: Int32, write: Int32) = (-1, -1)
     private var pipeSource: FileDescriptorSource?
@@ -82,6 +85,7 @@ final class ModelHarness: @unchecked Sendable {
             ports.append(port)
             portModels.append(PortModel(limit: limit))
         }
+        setUpCallouts()
     }
 
     /// The pipe is made on first use only: most cases never touch it, and file descriptors opened
@@ -108,20 +112,21 @@ final class ModelHarness: @unchecked Sendable {
         modes.contains(.common) ? modes.subtracting([.common]).union(commonModes) : modes
     }
 
-    private func inMode(_ modes: Set<ModelMode>, _ mode: ModelMode) -> Bool { expand(modes).contains(mode) }
+    func inMode(_ modes: Set<ModelMode>, _ mode: ModelMode) -> Bool { expand(modes).contains(mode) }
 
-    private func violation(_ text: String) {
+    func violation(_ text: String) {
         violations.append(text)
         trace.append("  !! \(text)")
     }
 
-    private var depth: String { String(repeating: "  ", count: frames.count) }
+    var depth: String { String(repeating: "  ", count: frames.count) }
 
     /// The model's view of R2: nothing scheduled in `mode` and no block queued for it.
     private func modeIsEmpty(_ mode: ModelMode) -> Bool {
         if portModels.contains(where: { $0.valid && inMode($0.modes, mode) }) { return false }
         if timerModels.contains(where: { $0.valid && inMode($0.modes, mode) }) { return false }
         if pipeSource != nil && !pipeCancelled && inMode(pipeModes, mode) { return false }
+        if sourceKeepsModeAlive(mode) { return false }
         return !pending.contains { inMode($0.modes, mode) }
     }
 
@@ -129,7 +134,13 @@ final class ModelHarness: @unchecked Sendable {
         for index in frames.indices { frames[index].queuedSomething = true }
     }
 
-    private func checkMode(_ what: String) -> ModelMode? {
+    /// A custom source's perform: a handled source of the innermost run (R3).
+    func noteHandledSource() {
+        frames[frames.count - 1].handled = true
+        frames[frames.count - 1].handledSource = true
+    }
+
+    func checkMode(_ what: String) -> ModelMode? {
         guard let frame = frames.last else {
             violation("\(what) ran while the loop was not running")
             return nil
@@ -144,6 +155,7 @@ final class ModelHarness: @unchecked Sendable {
     // MARK: - Events (called by the loop, on this thread)
 
     private func delivered(port p: Int, id: Int) {
+        calloutEvent()
         trace.append("\(depth)→ delivered p\(p) #\(id)")
         guard let mode = checkMode("delivery of p\(p) #\(id)") else { return }
         frames[frames.count - 1].handled = true
@@ -181,6 +193,7 @@ final class ModelHarness: @unchecked Sendable {
     }
 
     private func performRan(id: Int, actions: [ModelOp]) {
+        calloutEvent()
         trace.append("\(depth)→ perform #\(id) ran")
         guard let mode = checkMode("perform #\(id)") else { return }
         frames[frames.count - 1].handled = true
@@ -201,6 +214,7 @@ final class ModelHarness: @unchecked Sendable {
     }
 
     private func timerFired(index: Int, actions: [ModelOp]) {
+        calloutEvent()
         trace.append("\(depth)→ timer t\(index) fired")
         guard let mode = checkMode("timer t\(index)") else { return }
         frames[frames.count - 1].handled = true
@@ -217,6 +231,7 @@ final class ModelHarness: @unchecked Sendable {
     }
 
     private func pipeReady() {
+        calloutEvent()
         var byte: UInt8 = 0
         let n = read(pipeFDs.read, &byte, 1)
         trace.append("\(depth)→ pipe handler (read \(n))")
@@ -321,6 +336,8 @@ final class ModelHarness: @unchecked Sendable {
             guard let source = pipeSource, !pipeCancelled else { return }
             source.cancel()
             pipeCancelled = true
+        case .addObserver, .observeMode, .removeObserver, .invalidateObserver, .addSource, .removeSource, .signalSource, .invalidateSource:
+            executeCallout(op)
         }
     }
 
@@ -330,7 +347,8 @@ final class ModelHarness: @unchecked Sendable {
         var messages: [(port: Int, id: Int)] = []
         var timers: [Int] = []
         var pipe = false
-        var isEmpty: Bool { performs.isEmpty && messages.isEmpty && timers.isEmpty && !pipe }
+        var sources: [Int] = []
+        var isEmpty: Bool { performs.isEmpty && messages.isEmpty && timers.isEmpty && !pipe && sources.isEmpty }
     }
 
     private func ready(in mode: ModelMode) -> Ready {
@@ -341,6 +359,7 @@ final class ModelHarness: @unchecked Sendable {
         }
         r.timers = timerModels.indices.filter { timerModels[$0].valid && timerModels[$0].due && inMode(timerModels[$0].modes, mode) }
         r.pipe = pipeSource != nil && !pipeCancelled && pipeBytes > 0 && inMode(pipeModes, mode)
+        r.sources = signalledSources(in: mode)
         return r
     }
 
@@ -349,7 +368,12 @@ final class ModelHarness: @unchecked Sendable {
         let readyAtStart = ready(in: mode)
         let removalsAtStart = portModels.map(\.removals)
         let pipeCallsAtStart = pipeCalls
+        let returnsAfterSource: Bool = {
+            if case .poll(let r) = kind { return r }
+            return true
+        }()
         frames.append(Frame(mode: mode))
+        calloutRunStarting(mode: mode, wasEmpty: wasEmpty, stopAfterFirst: returnsAfterSource)
         let label = "run(\(mode), \(kind)) at depth \(frames.count)"
         var actual: RunLoopRunResult?
         var actualBool: Bool?
@@ -360,6 +384,7 @@ final class ModelHarness: @unchecked Sendable {
             actual = loop.run(mode: mode.mode, timeout: 0, returnAfterSourceHandled: rash)
         }
         let frame = frames.removeLast()
+        calloutRunEnded(label: label, completes: !frame.stopCalled && !wasEmpty && !returnsAfterSource)
         trace.append("\(depth)  = \(actual.map { "\($0)" } ?? actualBool.map { "\($0)" } ?? "?")")
 
         // Results (R2, R4, R6).
@@ -388,10 +413,6 @@ final class ModelHarness: @unchecked Sendable {
 
         // Completeness: a polling run handles what was ready when it began.
         guard !frame.stopCalled, !wasEmpty else { return }
-        let returnsAfterSource: Bool = {
-            if case .poll(let r) = kind { return r }
-            return true
-        }()
         if returnsAfterSource {
             if !readyAtStart.isEmpty && !frame.handled {
                 violation("\(label): something was ready (\(describe(readyAtStart))) but nothing was handled (R3)")
@@ -424,6 +445,7 @@ final class ModelHarness: @unchecked Sendable {
         if !r.messages.isEmpty { parts.append("messages \(r.messages.map { "p\($0.port)#\($0.id)" })") }
         if !r.timers.isEmpty { parts.append("timers \(r.timers.map { "t\($0)" })") }
         if r.pipe { parts.append("pipe") }
+        if !r.sources.isEmpty { parts.append("sources \(r.sources.map { "s\($0)" })") }
         return parts.joined(separator: ", ")
     }
 
@@ -459,6 +481,7 @@ final class ModelHarness: @unchecked Sendable {
                 violation("p\(p) statistics do not add up: \(s)")
             }
         }
+        finishCallouts()
         for port in ports { port.invalidate() }
         for timer in timers { timer.invalidate() }
         pipeSource?.cancel()

@@ -1,4 +1,5 @@
 import Foundation
+import PortRunLoopKit
 
 /// A mode of the model test: the default mode, two private modes, or `.common`.
 ///
@@ -90,6 +91,27 @@ public indirect enum ModelOp: Sendable, CustomStringConvertible {
     /// Write one byte into the pipe (its fd source's handler reads one byte per call).
     case writePipe
     case cancelPipe
+    /// Add a new run-loop observer (the next index) in a mode.
+    case addObserver(activities: RunLoopActivity, repeats: Bool, order: Int, mode: ModelMode)
+    /// Add observer `index` (made by an earlier ``addObserver(activities:repeats:order:mode:)``) in one more mode.
+    case observeMode(index: Int, mode: ModelMode)
+    case removeObserver(index: Int, mode: ModelMode)
+    case invalidateObserver(index: Int)
+    /// Add custom source `source` (one of ``ModelGenerator/sourceOrders``' sources) in a mode.
+    case addSource(source: Int, mode: ModelMode)
+    case removeSource(source: Int, mode: ModelMode)
+    case signalSource(source: Int)
+    case invalidateSource(source: Int)
+
+    /// The letters of `activities`: E(ntry), T(imers), S(ources), W(aiting), A(fter waiting), X (exit).
+    ///
+    /// Thread-safety: a pure function.
+    public static func letters(_ activities: RunLoopActivity) -> String {
+        if activities == .allActivities { return "all" }
+        let names: [(RunLoopActivity, String)] = [(.entry, "E"), (.beforeTimers, "T"), (.beforeSources, "S"),
+                                                  (.beforeWaiting, "W"), (.afterWaiting, "A"), (.exit, "X")]
+        return names.filter { activities.contains($0.0) }.map(\.1).joined()
+    }
 
     /// Thread-safety: a pure function.
     public var description: String {
@@ -111,6 +133,14 @@ public indirect enum ModelOp: Sendable, CustomStringConvertible {
         case .watchPipe(let m): return "watchPipe(\(m))"
         case .writePipe: return "writePipe()"
         case .cancelPipe: return "cancelPipe()"
+        case .addObserver(let a, let r, let o, let m): return "addObserver(\(Self.letters(a)), \(r ? "repeats" : "once"), order \(o), \(m))"
+        case .observeMode(let i, let m): return "observeMode(o\(i), \(m))"
+        case .removeObserver(let i, let m): return "removeObserver(o\(i), \(m))"
+        case .invalidateObserver(let i): return "invalidateObserver(o\(i))"
+        case .addSource(let s, let m): return "addSource(s\(s), \(m))"
+        case .removeSource(let s, let m): return "removeSource(s\(s), \(m))"
+        case .signalSource(let s): return "signal(s\(s))"
+        case .invalidateSource(let s): return "invalidateSource(s\(s))"
         }
     }
 
@@ -146,6 +176,10 @@ public indirect enum ModelOp: Sendable, CustomStringConvertible {
 /// Thread-safety: pure functions of the seed.
 enum ModelGenerator {
     static let portCount = 3
+    /// The custom sources' orders (source 0 runs after the others; 1 and 2 tie, so their signal
+    /// order decides, V5).
+    static let sourceOrders = [1, 0, 0]
+    static let observerIndices = 4
 
     static func generate(seed: UInt64) -> [ModelOp] {
         var rng = SeededGenerator(seed: seed)
@@ -153,6 +187,10 @@ enum ModelGenerator {
         var ops: [ModelOp] = []
         // Start with something scheduled most of the time.
         if rng.chance(80) { ops.append(.addPort(port: 0, mode: .default)) }
+        if rng.chance(40) { ops.append(observer(&rng)) }
+        // Two sources of equal order in the default mode half of the time, so passes often owe
+        // several performs (V5).
+        if rng.chance(50) { ops += [.addSource(source: 1, mode: .common), .addSource(source: 2, mode: .default)] }
         while ops.count < length { ops.append(topLevel(&rng)) }
         return ops
     }
@@ -171,7 +209,7 @@ enum ModelGenerator {
     }
 
     static func topLevel(_ rng: inout SeededGenerator) -> ModelOp {
-        switch Int.random(in: 0..<100, using: &rng) {
+        switch Int.random(in: 0..<128, using: &rng) {
         case 0..<10: return .addPort(port: port(&rng), mode: mode(&rng))
         case 10..<14: return .removePort(port: port(&rng), mode: mode(&rng))
         case 14..<34: return .send(port: port(&rng))
@@ -185,8 +223,32 @@ enum ModelGenerator {
         case 88..<90: return .stop
         case 90..<93: return .watchPipe(mode: mode(&rng))
         case 93..<98: return .writePipe
-        default: return .cancelPipe
+        case 98..<100: return .cancelPipe
+        case 100..<106: return observer(&rng)
+        case 106..<108: return .observeMode(index: observerIndex(&rng), mode: mode(&rng))
+        case 108..<110: return .removeObserver(index: observerIndex(&rng), mode: mode(&rng))
+        case 110..<112: return .invalidateObserver(index: observerIndex(&rng))
+        case 112..<116: return .addSource(source: source(&rng), mode: mode(&rng))
+        case 116..<125: return .signalSource(source: source(&rng))
+        case 125..<126: return .removeSource(source: source(&rng), mode: mode(&rng))
+        default: return .invalidateSource(source: source(&rng))
         }
+    }
+
+    static func source(_ rng: inout SeededGenerator) -> Int { Int.random(in: 0..<sourceOrders.count, using: &rng) }
+
+    static func observerIndex(_ rng: inout SeededGenerator) -> Int { Int.random(in: 0..<observerIndices, using: &rng) }
+
+    /// A new observer: of every activity most of the time, else of a random subset; repeating most
+    /// of the time; of order -1...2.
+    static func observer(_ rng: inout SeededGenerator) -> ModelOp {
+        var activities: RunLoopActivity = .allActivities
+        if rng.chance(40) {
+            activities = []
+            for activity in [RunLoopActivity.entry, .beforeTimers, .beforeSources, .beforeWaiting, .afterWaiting, .exit]
+            where rng.chance(50) { activities.insert(activity) }
+        }
+        return .addObserver(activities: activities, repeats: rng.chance(75), order: Int.random(in: -1...2, using: &rng), mode: mode(&rng))
     }
 
     static func performModes(_ rng: inout SeededGenerator) -> [ModelMode] {
@@ -201,9 +263,11 @@ enum ModelGenerator {
     }
 
     /// Actions done inside a handler: one level deep (nested performs carry no actions of their own).
+    /// Observers are not added inside a handler (only taken away): whether a run reports its
+    /// passes is decided when each pass begins, and a handler cannot tell which pass it is in.
     static func actions(_ rng: inout SeededGenerator) -> [ModelOp] {
         (0..<Int.random(in: 1...3, using: &rng)).map { _ in
-            switch Int.random(in: 0..<100, using: &rng) {
+            switch Int.random(in: 0..<116, using: &rng) {
             case 0..<22: return .send(port: port(&rng))
             case 22..<34: return .perform(modes: performModes(&rng), actions: [])
             case 34..<44: return .invalidatePort(port: port(&rng))
@@ -212,7 +276,12 @@ enum ModelGenerator {
             case 64..<72: return .stop
             case 72..<92: return runOp(&rng)
             case 92..<96: return .addTimer(kind: timerKind(&rng), mode: mode(&rng), actions: [])
-            default: return .writePipe
+            case 96..<100: return .writePipe
+            case 100..<110: return .signalSource(source: source(&rng))
+            case 110..<112: return .invalidateObserver(index: observerIndex(&rng))
+            case 112..<114: return .removeObserver(index: observerIndex(&rng), mode: mode(&rng))
+            case 114..<115: return .removeSource(source: source(&rng), mode: mode(&rng))
+            default: return .invalidateSource(source: source(&rng))
             }
         }
     }

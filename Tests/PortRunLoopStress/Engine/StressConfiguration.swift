@@ -46,6 +46,13 @@ public struct StressConfiguration: Sendable, CustomStringConvertible {
     /// (with chaos).
     /// Thread-safety: a field of a value type (`Sendable`).
     public var timers: Bool = true
+    /// Run-loop observers and custom input sources (``RunLoopObserver``, ``RunLoopSource``): a
+    /// set of observers on every consumer loop (repeating and one-shot, of all or some activities,
+    /// in several orders, in the default, the common or a mode never run) and custom sources
+    /// signalled from the producer threads many times; with chaos, observers and sources
+    /// invalidated or removed from other threads while the loop runs, and new ones added.
+    /// Thread-safety: a field of a value type (`Sendable`).
+    public var observersAndSources: Bool = true
     /// A round that has not finished after this many seconds is a hang: the run aborts with a
     /// diagnostic (a deadlock must never pass as a slow run).
     /// Thread-safety: a field of a value type (`Sendable`).
@@ -83,6 +90,7 @@ public struct StressConfiguration: Sendable, CustomStringConvertible {
     public var description: String {
         "seed=\(seed) producers=\(producers) items=\(itemsPerProducer) loops=\(loops) ports/loop=\(portsPerLoop) "
             + "duration=\(duration.map { "\($0)s" } ?? "1 round") chaos=\(chaos) notifications=\(notifications) "
-            + "fds=\(fileDescriptors)\(fileDescriptors ? " pipes/loop=\(pipesPerLoop)" : "") timers=\(timers)"
+            + "fds=\(fileDescriptors)\(fileDescriptors ? " pipes/loop=\(pipesPerLoop)" : "") timers=\(timers) "
+            + "observers+sources=\(observersAndSources)"
     }
 }

@@ -35,8 +35,8 @@ public enum StressEngine {
             let watchdog = JoinableThread(name: "stress-watchdog") {
                 if !finished.wait(seconds: configuration.roundTimeout) {
                     var state = round.progress.withLock { $0 }.enumerated().map { "  p\($0.offset): \($0.element)" }
-                    if round.fileDescriptors != nil || round.timers != nil {
-                        state.append("  fd/timer chaos or round end: \(round.sourceProgress.withLock { $0 })")
+                    if round.fileDescriptors != nil || round.timers != nil || round.callouts != nil {
+                        state.append("  fd/timer/callout chaos or round end: \(round.sourceProgress.withLock { $0 })")
                     }
                     let text = "portrunloop-stress: HANG — round \(thisRound) did not finish within "
                         + "\(configuration.roundTimeout)s (seed \(configuration.seed)).\n" + state.joined(separator: "\n") + "\n"
@@ -101,6 +101,7 @@ extension StressReport {
         timersInFlightAtInvalidate += other.timersInFlightAtInvalidate; timersFiredForOlderDate += other.timersFiredForOlderDate
         timersEarly += other.timersEarly; timersAfterInvalidate += other.timersAfterInvalidate; timersDoubleFire += other.timersDoubleFire
         timersRearmLost += other.timersRearmLost; timersNeverFired += other.timersNeverFired; timersWrongThread += other.timersWrongThread
+        callouts += other.callouts
         for v in other.violations { violation("round \(rounds): \(v)") }
     }
 }

@@ -13,15 +13,18 @@ struct StressProducer {
     var rng: SeededGenerator
     /// The fd and timer operations' own generator (see `sourceOperation(step:)`).
     var sourceRNG: SeededGenerator
+    /// The observer and custom-source operations' own generator (see `calloutOperation(step:)`).
+    var calloutRNG: SeededGenerator
     /// The next sequence number of the records this producer writes into pipes.
     var pipeSeq = 0
     var log = StressProducerLog()
 
-    init(index: Int, round: StressRound, rng: SeededGenerator, sourceRNG: SeededGenerator) {
+    init(index: Int, round: StressRound, rng: SeededGenerator, sourceRNG: SeededGenerator, calloutRNG: SeededGenerator) {
         self.index = index
         self.round = round
         self.rng = rng
         self.sourceRNG = sourceRNG
+        self.calloutRNG = calloutRNG
     }
 
     func note(_ text: String) { round.progress.withLock { $0[index] = text } }
@@ -62,6 +65,7 @@ struct StressProducer {
             default:
                 send(seq: seq, timed: false)
             }
+            calloutOperation(step: i)
             sourceOperation(step: i)
         }
         note("finished")

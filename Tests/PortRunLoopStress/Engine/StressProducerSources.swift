@@ -8,7 +8,10 @@ import Foundation
 extension StressProducer {
     mutating func sourceOperation(step: Int) {
         let fds = round.fileDescriptors, timers = round.timers
-        if fds == nil && timers == nil { return }
+        if fds == nil && timers == nil {
+            if round.callouts != nil { round.sourceOpsDone.update { $0 += 1 } }
+            return
+        }
         let roll = Int.random(in: 0..<1000, using: &sourceRNG)
         switch roll {
         case 0..<250 where fds != nil:

@@ -88,6 +88,10 @@ public struct StressReport: Sendable, CustomStringConvertible {
     /// Thread-safety: a field of a value type (`Sendable`).
     public var timersEarly = 0, timersAfterInvalidate = 0, timersDoubleFire = 0, timersRearmLost = 0, timersNeverFired = 0, timersWrongThread = 0
 
+    /// Run-loop observers and custom sources (with ``StressConfiguration/observersAndSources``).
+    /// Thread-safety: a field of a value type (`Sendable`).
+    public var callouts = StressCalloutCounts()
+
     /// Accepted items that had to be delivered (or run) and were not.
     /// Thread-safety: a field of a value type (`Sendable`).
     public var lost = 0
@@ -154,6 +158,7 @@ public struct StressReport: Sendable, CustomStringConvertible {
             lines.append("timers: early=\(timersEarly) after-invalidate=\(timersAfterInvalidate) double-fire=\(timersDoubleFire) "
                 + "rearm-lost=\(timersRearmLost) never-fired=\(timersNeverFired) wrong-thread=\(timersWrongThread)")
         }
+        if configuration.observersAndSources { lines.append(contentsOf: callouts.lines) }
         lines.append("lost=\(lost) duplicated=\(duplicated) reordered=\(reordered) rejected-but-delivered=\(rejectedButDelivered) late=\(lateDeliveries)")
         if passed {
             lines.append("RESULT: PASS (seed \(configuration.seed))")

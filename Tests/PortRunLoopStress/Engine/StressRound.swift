@@ -27,6 +27,8 @@ final class StressRound: Sendable {
     /// The fd-source and timer parts (nil when turned off in the configuration).
     let fileDescriptors: StressFileDescriptors?
     let timers: StressTimers?
+    /// The observer and custom-source part (nil when turned off in the configuration).
+    let callouts: StressCallouts?
     /// What the source chaos thread (or the round's end) is doing, for the hang diagnostic.
     let sourceProgress = Locked<String>("not started")
     /// Producer operations done so far (paces the source chaos thread).
@@ -41,6 +43,7 @@ final class StressRound: Sendable {
         self.notifications = config.notifications ? StressNotifications(producers: config.producers) : nil
         self.fileDescriptors = config.fileDescriptors ? StressFileDescriptors(config: config, roundSeed: seed) : nil
         self.timers = config.timers ? StressTimers(config: config, roundSeed: seed) : nil
+        self.callouts = config.observersAndSources ? StressCallouts(config: config, roundSeed: seed) : nil
     }
 
     func uid() -> Int { nextUID.add(1, ordering: .relaxed).newValue }
@@ -61,6 +64,7 @@ final class StressRound: Sendable {
         allConsumers.withLock { $0.append(consumer) }
         notifications?.consumerStarted(consumer, round: self)
         fileDescriptors?.consumerStarted(consumer)
+        callouts?.consumerStarted(consumer)
         return consumer
     }
 
@@ -68,6 +72,7 @@ final class StressRound: Sendable {
         notifications?.consumerRetiring(consumer)
         fileDescriptors?.consumerRetiring(consumer)
         timers?.consumerRetiring(consumer)
+        callouts?.consumerRetiring(consumer)
         if consumer.retire(timeout: config.roundTimeout) {
             threadsJoined.add(1, ordering: .relaxed)
         } else {
@@ -122,10 +127,12 @@ final class StressRound: Sendable {
         for p in 0..<config.producers {
             let producerSeed = SeededGenerator.derive(seed, UInt64(p) + 1)
             let sourceSeed = SeededGenerator.derive(producerSeed, 0x5_0CE5)
+            let calloutSeed = SeededGenerator.derive(producerSeed, 0xCA_11)
             producers.append(JoinableThread(name: "stress-p\(p)") { [self] in
                 start.wait()
                 var producer = StressProducer(index: p, round: self, rng: SeededGenerator(seed: producerSeed),
-                                              sourceRNG: SeededGenerator(seed: sourceSeed))
+                                              sourceRNG: SeededGenerator(seed: sourceSeed),
+                                              calloutRNG: SeededGenerator(seed: calloutSeed))
                 producer.run()
                 logs.withLock { $0[p] = producer.log }
             })
@@ -155,6 +162,7 @@ final class StressRound: Sendable {
         notifications?.producersFinished(round: self)
         fileDescriptors?.producersFinished(round: self)
         timers?.producersFinished(round: self)
+        callouts?.producersFinished(round: self)
         for consumer in slots.withLock({ $0 }) { retire(consumer) }
         fileDescriptors?.roundFinished()
         notifications?.roundFinished(round: self)

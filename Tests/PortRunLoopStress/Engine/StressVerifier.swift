@@ -168,5 +168,6 @@ struct StressVerifier {
         round.notifications?.verify(round: round, logs: logs, into: &report)
         round.fileDescriptors?.verify(into: &report)
         round.timers?.verify(into: &report)
+        round.callouts?.verify(into: &report)
     }
 }

@@ -8,7 +8,7 @@ import PortRunLoopStressEngine
 //
 //   portrunloop-stress [--seed N] [--producers N] [--items N] [--loops N] [--ports N] [--pipes N]
 //                      [--duration S] [--round-timeout S] [--no-chaos] [--no-notifications]
-//                      [--no-fds] [--no-timers] [--quiet]
+//                      [--no-fds] [--no-timers] [--no-observers] [--quiet]
 //   portrunloop-stress --load [--duration S] [--producers N] [--queue-limit N] [--max-growth-mb N]
 //   portrunloop-stress --model [--cases N] [--seed N]
 //
@@ -33,6 +33,7 @@ options:
   --no-notifications   no notification posts / observers
   --no-fds             no fd sources (pipes written by the producers, cancelled while ready)
   --no-timers          no timers (one-shot and repeating, re-armed and invalidated from other threads)
+  --no-observers       no run-loop observers or custom sources (signalled, invalidated and removed from other threads)
   --queue-limit N      load: the port's queue limit (default 5, Mach's default)
   --senders KIND       load: mixed (half try once, half wait 50 ms; default), zero (all try once), wait (all wait)
   --max-growth-mb N    load: fail if peak RSS grows more than N MiB over the start (default 64)
@@ -70,7 +71,7 @@ while let arg = arguments.first {
         say("portrunloop-stress: leaked 4242 bytes on purpose")
         exit(0)
     case "--model": mode = "model"
-    case "--no-chaos", "--no-notifications", "--no-fds", "--no-timers", "--quiet": flags.insert(arg)
+    case "--no-chaos", "--no-notifications", "--no-fds", "--no-timers", "--no-observers", "--quiet": flags.insert(arg)
     case _ where valued.contains(arg):
         guard let value = arguments.first else { fail("\(arg) needs a value") }
         arguments.removeFirst()
@@ -146,6 +147,7 @@ default:
     config.fileDescriptors = !flags.contains("--no-fds")
     config.pipesPerLoop = int("--pipes", config.pipesPerLoop)
     config.timers = !flags.contains("--no-timers")
+    config.observersAndSources = !flags.contains("--no-observers")
     guard (1...255).contains(config.producers) else { fail("--producers must be in 1...255") }
     say("portrunloop-stress: \(config)")
     let quiet = flags.contains("--quiet")

@@ -19,9 +19,12 @@ public final class RunLoopSource: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let order: Int
 
-    let scheduleHandler: (@Sendable (PortRunLoop, RunLoop.Mode) -> Void)?
-    let cancelHandler: (@Sendable (PortRunLoop, RunLoop.Mode) -> Void)?
-    let performHandler: @Sendable (RunLoopSource) -> Void
+    // The loops that hold the source call these on their threads; nil once released (invalid and
+    // held by no loop, after its last `cancel`: see ``LoopMembership``), so that callouts that
+    // capture their loop do not keep that loop alive.
+    @exclusivity(unchecked) var scheduleHandler: (@Sendable (PortRunLoop, RunLoop.Mode) -> Void)?
+    @exclusivity(unchecked) var cancelHandler: (@Sendable (PortRunLoop, RunLoop.Mode) -> Void)?
+    @exclusivity(unchecked) var performHandler: (@Sendable (RunLoopSource) -> Void)?
 
     /// The loop and modes it stands added to, and its validity.
     let membership = LoopMembership(typeName: "RunLoopSource", noun: "a source")
@@ -83,10 +86,19 @@ public final class RunLoopSource: @unchecked Sendable {
     /// Thread-safety: any thread, including from its own `perform`; on the loop's thread the
     /// source is gone when this returns, from another thread before the loop's next turn.
     public func invalidate() {
-        let (wasValid, loop) = membership.invalidate()
+        let (wasValid, loop, releaseCallouts) = membership.invalidate()
         guard wasValid else { return }
         signalStamp.store(0, ordering: .releasing)
+        if releaseCallouts { releaseHandlers() }
         loop?.registerOnOwner { $0.syncSource(self) }
+    }
+
+    /// Lets go of the callouts (once: invalid, held by no loop), as `CFRunLoopSourceInvalidate`
+    /// releases the context after the last `cancel`.
+    func releaseHandlers() {
+        scheduleHandler = nil
+        cancelHandler = nil
+        performHandler = nil
     }
 
     // MARK: Loop side

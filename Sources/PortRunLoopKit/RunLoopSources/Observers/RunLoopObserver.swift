@@ -28,7 +28,10 @@ public final class RunLoopObserver: @unchecked Sendable {
     /// Thread-safety: immutable.
     public let order: Int
 
-    let handler: @Sendable (RunLoopObserver, RunLoopActivity) -> Void
+    /// The loops that hold the observer call it on their threads; nil once released (invalid and
+    /// held by no loop: see ``LoopMembership``), so that a handler that captures its loop does not
+    /// keep that loop alive.
+    @exclusivity(unchecked) var handler: (@Sendable (RunLoopObserver, RunLoopActivity) -> Void)?
 
     /// The loop and modes it stands added to, and its validity.
     let membership = LoopMembership(typeName: "RunLoopObserver", noun: "an observer")
@@ -66,12 +69,14 @@ public final class RunLoopObserver: @unchecked Sendable {
 
     /// Removes the observer from its loop, in every mode (`CFRunLoopObserverInvalidate`). Once this
     /// returns on the loop's thread the handler is not called again; from another thread, not after
-    /// the call the loop may be making at that moment. Idempotent.
+    /// the call the loop may be making at that moment. The handler is then released (as CF
+    /// releases the context), as soon as no loop's thread can be calling it. Idempotent.
     ///
     /// Thread-safety: any thread, including from inside its own handler.
     public func invalidate() {
-        let (wasValid, loop) = membership.invalidate()
+        let (wasValid, loop, releaseCallouts) = membership.invalidate()
         guard wasValid else { return }
+        if releaseCallouts { handler = nil }
         loop?.registerOnOwner { $0.syncObserver(self) }
     }
 
