@@ -40,16 +40,24 @@ extension RedisTransport {
         continueReading()
     }
 
-    /// One observation less of the stream `key` (loop thread). Unwanted, it is no longer read:
-    /// its entries wait in the group, and its pending ones are read first when it is wanted again.
+    /// One observation less wants the stream `key`'s group (loop thread).
     func unwantStream(_ key: String) {
-        guard var stream = loopState.durable.streams[key], stream.wanted > 0 else { return }
-        stream.wanted -= 1
-        if stream.wanted == 0 {
+        guard let stream = loopState.durable.streams[key], stream.wanted > 0 else { return }
+        loopState.durable.streams[key]?.wanted -= 1
+    }
+
+    /// The center registered (`delta` 1) or ended (-1) an observation of the stream `key` (loop
+    /// thread). Observed by none, it is no longer read: its entries wait in the group, and its
+    /// pending ones are read first when it is observed again.
+    func observeStream(_ key: String, by delta: Int) {
+        guard var stream = loopState.durable.streams[key] else { return }
+        stream.observing = max(0, stream.observing + delta)
+        if stream.observing == 0 {
             stream.readsPending = true
             stream.pendingCursor = .zero
         }
         loopState.durable.streams[key] = stream
+        continueReading()
     }
 
     /// Sends what the reading connection has to do next (loop thread, outside hiredis' calls):
@@ -75,7 +83,7 @@ extension RedisTransport {
             }
         }
         guard !durable.reading else { return }
-        let readable = durable.streams.keys.sorted().filter { durable.streams[$0]!.wanted > 0 && durable.streams[$0]!.groupReady }
+        let readable = durable.streams.keys.sorted().filter { durable.streams[$0]!.observing > 0 && durable.streams[$0]!.groupReady }
         guard !readable.isEmpty else { return }
         let pending = readable.filter { durable.streams[$0]!.readsPending }
         var arguments = ["XREADGROUP", "GROUP", config.group, config.consumer, "COUNT", "\(config.readCount)"]
@@ -193,7 +201,7 @@ extension RedisTransport {
                     durable.acknowledgements[key, default: []].append(idText)
                     continue
                 }
-                if stream.wanted == 0 {
+                if stream.observing == 0 {
                     leftPending = true // no one observes it any more: it waits in the group
                     continue
                 }

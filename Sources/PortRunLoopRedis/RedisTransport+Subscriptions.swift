@@ -82,10 +82,20 @@ extension RedisTransport {
         }
     }
 
+    func subscriptionRegistered(_ token: TransportSubscriptionToken) {
+        for rule in token.rule.split(separator: "\n") {
+            guard case .stream(let key)? = SubscriptionKey(rule: String(rule)) else { continue }
+            onLoop { $0.observeStream(key, by: 1) }
+        }
+    }
+
     func unsubscribe(_ token: TransportSubscriptionToken) {
         for rule in token.rule.split(separator: "\n") {
             guard let key = SubscriptionKey(rule: String(rule)) else { continue }
-            onLoop { $0.unwant(key) }
+            onLoop { transport in
+                if case .stream(let stream) = key { transport.observeStream(stream, by: -1) }
+                transport.unwant(key)
+            }
         }
     }
 

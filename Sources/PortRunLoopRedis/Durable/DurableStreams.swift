@@ -13,8 +13,11 @@ import PortRunLoopBus
 final class DurableStreams {
     /// One stream's state.
     struct Stream {
-        /// How many observations want it (0: not read, its entries wait in the group).
+        /// How many observations want its group (being added, or registered).
         var wanted = 0
+        /// How many of them the center registered: read only while some are (0: its entries wait
+        /// in the group), so that nothing is read before an observation can receive it.
+        var observing = 0
         /// Its group exists, as far as the current reading connection knows.
         var groupReady = false
         /// `XGROUP CREATE` sent on the current reading connection, not answered yet.
