@@ -139,7 +139,9 @@ extension BusNotificationCenter {
         let token = try transport.subscribe(.notifications(name: name?.rawValue, object: object))
         let record = BusObservationRecord(filter: .notifications(name: name?.rawValue, object: object, behavior: behavior),
                                           target: target, subscription: token, label: label)
-        return register(record)
+        let observation = register(record)
+        transport.subscriptionRegistered(token)
+        return observation
     }
 
     private func register(_ record: BusObservationRecord) -> BusObservation {

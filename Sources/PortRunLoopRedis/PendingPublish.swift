@@ -7,6 +7,12 @@ import PortRunLoopBus
 ///
 ///     *3\r\n$7\r\nPUBLISH\r\n$<channel length>\r\n<channel>\r\n$<payload length>\r\n<payload>\r\n
 ///
+/// or, for a durable name (``RedisDurableNotifications``), the `XADD` that appends it to the
+/// name's stream, the payload in the field `payload`:
+///
+///     *8\r\n$4\r\nXADD\r\n$<key length>\r\n<key>\r\n$6\r\nMAXLEN\r\n$1\r\n~\r\n$<digits>\r\n<maximum length>\r\n
+///     $1\r\n*\r\n$7\r\npayload\r\n$<payload length>\r\n<payload>\r\n
+///
 /// The payload is written in place after room for its length's digits; the header is then moved
 /// up against the digits, and the command starts at ``start``.
 ///
@@ -34,22 +40,25 @@ struct PendingPublish: Sendable {
     /// Digits kept for the payload's length (``RedisBinaryPayload/maximumSize`` has 8).
     private static let lengthDigits = 8
 
-    /// The command for `envelope`, its payload in `format`; a userInfo value with no property-list
+    /// The command for `envelope` (an `XADD` trimmed to about `streamLength` entries when given,
+    /// else a `PUBLISH`), its payload in `format`; a userInfo value with no property-list
     /// form, or a payload over ``RedisBinaryPayload/maximumSize``, is the typed error the D-Bus
     /// transport throws for a value it cannot carry.
     ///
     /// The command is written into a buffer of an estimated size; a command that outgrows it is
     /// written once more into one of the exact size the first pass counted (a payload over the
     /// limit is refused before that second buffer is made).
-    init(_ envelope: NotificationEnvelope, sender: String, format: RedisPayloadFormat) throws(BusNotificationError) {
+    init(_ envelope: NotificationEnvelope, sender: String, format: RedisPayloadFormat,
+         streamLength: Int? = nil) throws(BusNotificationError) {
         let json = format == .json ? try RedisWireFormat.payload(for: envelope, sender: sender) : nil
         let estimate = 64 + RedisChannelNaming.prefixBytes.utf8CodeUnitCount + envelope.name.utf8.count + sender.utf8.count
             + (envelope.object?.utf8.count ?? 0) + 32 * envelope.userInfoCount + (json?.count ?? 0)
+            + (streamLength == nil ? 0 : 64)
         var capacity = estimate
         while true {
             let storage = Storage.make(capacity: capacity)
             let written = try storage.withUnsafeMutablePointerToElements { elements throws(BusNotificationError) in
-                try Self.write(envelope, sender: sender, json: json,
+                try Self.write(envelope, sender: sender, json: json, streamLength: streamLength,
                                into: UnsafeMutableRawBufferPointer(start: elements, count: capacity))
             }
             guard written.payload <= RedisBinaryPayload.maximumSize else {
@@ -70,16 +79,23 @@ struct PendingPublish: Sendable {
     /// payload's length, and where the command starts. The payload is written after room for
     /// ``lengthDigits`` digits; once its length is known the digits are filled in and the header
     /// moved up against them.
-    private static func write(_ envelope: NotificationEnvelope, sender: String, json: Data?,
+    private static func write(_ envelope: NotificationEnvelope, sender: String, json: Data?, streamLength: Int?,
                               into buffer: UnsafeMutableRawBufferPointer) throws(BusNotificationError) -> (count: Int, payload: Int, start: Int) {
         var writer = RedisBinaryPayload.Writer(buffer)
-        writer.append("*3\r\n$7\r\nPUBLISH\r\n$")
+        writer.append(streamLength == nil ? "*3\r\n$7\r\nPUBLISH\r\n$" : "*8\r\n$4\r\nXADD\r\n$")
         var name = envelope.name
         name.withUTF8 { utf8 in
             appendDecimal(RedisChannelNaming.prefixBytes.utf8CodeUnitCount + utf8.count, to: &writer)
             writer.append("\r\n")
             writer.append(RedisChannelNaming.prefixBytes)
             writer.append(UnsafeRawBufferPointer(utf8))
+        }
+        if let streamLength {
+            writer.append("\r\n$6\r\nMAXLEN\r\n$1\r\n~\r\n$")
+            appendDecimal(decimalDigits(streamLength), to: &writer)
+            writer.append("\r\n")
+            appendDecimal(streamLength, to: &writer)
+            writer.append("\r\n$1\r\n*\r\n$7\r\npayload")
         }
         writer.append("\r\n$")
         let lengthAt = writer.count

@@ -80,6 +80,12 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
     ///
     /// Thread-safety: a value type.
     public var sentinels: RedisSentinels?
+    /// The notification names that travel on Redis Streams and the consumer this center reads
+    /// them as, or nil for none (every name over pub/sub): <doc:RedisNotifications>, "Durable
+    /// notifications". Set, the center opens a third connection, which reads the streams.
+    ///
+    /// Thread-safety: a value type.
+    public var durable: RedisDurableNotifications?
 
     /// The default ``disconnectedPostLimit``.
     ///
@@ -198,6 +204,7 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible, Custom
             "payloadFormat": payloadFormat, "healthCheckInterval": healthCheckInterval as Any,
             "username": username as Any, "password": password == nil ? "nil" : "(set)",
             "sentinels": sentinels.map { "\($0)" + ($0.password == nil ? "" : " (password set)") } as Any,
+            "durable": durable as Any,
         ], displayStyle: .struct)
     }
 }

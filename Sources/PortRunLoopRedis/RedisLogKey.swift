@@ -13,6 +13,12 @@ enum RedisLogKey {
     static let sentinel = "portrunloop.redis.sentinel"
     /// The master's address (`ip:port`) a sentinel named.
     static let master = "portrunloop.redis.master"
+    /// A durable name's stream key (`portrunloop.notification.<name>`).
+    static let stream = "portrunloop.redis.stream"
+    /// ``RedisDurableNotifications/group``.
+    static let group = "portrunloop.redis.group"
+    /// Stream entries a consumer group lost to retention.
+    static let lost = "portrunloop.redis.lost"
     /// ``RedisEndpoint/disconnectedPostLimit``.
     static let postLimit = "portrunloop.redis.post_limit"
 }

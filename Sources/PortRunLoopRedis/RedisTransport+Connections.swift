@@ -14,7 +14,7 @@ extension RedisTransport: RedisConnectionOwner {
     /// the sentinels name (RedisTransport+Sentinel.swift).
     func connect() {
         let state = loopState
-        guard !isClosed, state.publisher == nil, state.subscriber == nil else { return }
+        guard !isClosed, state.publisher == nil, state.subscriber == nil, state.reader == nil else { return }
         state.reconnectTimer = nil
         if let sentinels = endpoint.sentinels {
             connectThroughSentinels(sentinels)
@@ -38,6 +38,14 @@ extension RedisTransport: RedisConnectionOwner {
         subscriber.owner = self
         state.publisher = publisher
         state.subscriber = subscriber
+        if endpoint.durable != nil {
+            // No health check: it is always reading (a blocking read answers within its BLOCK).
+            let reader = RedisConnection(loop: loop, endpoint: endpoint, target: target, label: "reader", logger: logger,
+                                         modes: Self.modes, healthCheck: nil)
+            reader.owner = self
+            state.reader = reader
+            reader.open()
+        }
         publisher.open()
         subscriber.open()
     }
@@ -55,6 +63,9 @@ extension RedisTransport: RedisConnectionOwner {
                 if (state.subscriptions[key]?.wanted ?? 0) > 0 { state.restoring.insert(key) }
                 reconcile(key)
             }
+        } else if connection === state.reader {
+            state.durable.connectionOpened()
+            continueReading()
         } else if connection !== state.publisher {
             return
         }
@@ -65,7 +76,8 @@ extension RedisTransport: RedisConnectionOwner {
     func checkReady() {
         let state = loopState
         guard !state.ready, !isClosed, let publisher = state.publisher, publisher.isOpen,
-              let subscriber = state.subscriber, subscriber.isOpen, state.subscriberSetUp, state.restoring.isEmpty else { return }
+              let subscriber = state.subscriber, subscriber.isOpen, state.subscriberSetUp, state.restoring.isEmpty,
+              endpoint.durable == nil || state.reader?.isOpen == true else { return }
         state.ready = true
         state.everReady = true
         state.readySince = .now
@@ -92,7 +104,8 @@ extension RedisTransport: RedisConnectionOwner {
         countConfirmed()
         let state = loopState
         let isPublisher = connection === state.publisher
-        guard isPublisher || connection === state.subscriber else { return } // already handled
+        let isSubscriber = connection === state.subscriber
+        guard isPublisher || isSubscriber || connection === state.reader else { return } // already handled
         // A master the sentinels named: the reason says which, and the next search starts at the
         // sentinel after the one that named it, should it have been wrong.
         let reason = endpoint.sentinels == nil ? connectionReason : "\(connection.target.address): \(connectionReason)"
@@ -101,18 +114,19 @@ extension RedisTransport: RedisConnectionOwner {
             // closing after its replies still writes and reads what was handed to it). Posts
             // still unanswered (a close on a loop that had shut down frees the connection without
             // waiting for them) are counted all the same.
-            if isPublisher { state.publisher = nil } else { state.subscriber = nil }
+            if isPublisher { state.publisher = nil } else if isSubscriber { state.subscriber = nil } else { state.reader = nil }
             let unconfirmed = isPublisher ? unansweredPosts(connection) : 0
             if unconfirmed > 0 { shared.withLock { $0.metrics.unconfirmedAtDisconnect += unconfirmed } }
             return
         }
-        // One outage: forget both connections now and end the other one too.
-        let other = isPublisher ? state.subscriber : state.publisher
+        // One outage: forget every connection now and end the others too.
+        let others = [state.publisher, state.subscriber, state.reader].compactMap { $0 }.filter { $0 !== connection }
         let publisher = state.publisher
         state.publisher = nil
         state.subscriber = nil
+        state.reader = nil
         let unconfirmed = publisher.map(unansweredPosts) ?? 0
-        other?.drop("the other connection ended (\(reason))")
+        for other in others { other.drop("the other connection ended (\(reason))") }
 
         let wasReady = state.ready
         state.ready = false
@@ -120,7 +134,7 @@ extension RedisTransport: RedisConnectionOwner {
         state.restoring.removeAll()
         // A subscribed connection the server ended with an error reply refused a subscription in
         // flight: its callers hear the server's error, the others that the connection went.
-        let refusal = isPublisher ? nil : connection.refusedByServer.map(BusNotificationError.init(serverError:))
+        let refusal = !isSubscriber ? nil : connection.refusedByServer.map(BusNotificationError.init(serverError:))
         let refusedKeys = refusal == nil ? [] : state.subscriptions.filter { $0.value.inFlight }.map(\.key)
         for key in Array(state.subscriptions.keys) {
             state.subscriptions[key]?.atServer = false
@@ -203,6 +217,8 @@ extension RedisTransport: RedisConnectionOwner {
             publisherReplied(connection, reply.pointee)
         } else if connection === loopState.subscriber {
             subscriberReceived(connection, reply.pointee)
+        } else if connection === loopState.reader {
+            readerReceived(connection, reply.pointee)
         }
     }
 
@@ -214,9 +230,12 @@ extension RedisTransport: RedisConnectionOwner {
     /// only.
     func connectionFinishedReading(_ connection: RedisConnection) {
         let state = loopState
-        if connection === state.subscriber { state.publisher?.readWaitingReplies() }
+        if connection === state.subscriber || connection === state.reader { state.publisher?.readWaitingReplies() }
         countConfirmed()
-        guard !loopState.inbox.isEmpty else { return }
+        guard !loopState.inbox.isEmpty else {
+            if connection === state.reader { acknowledgeAndContinue() }
+            return
+        }
         if loop.currentMode != Self.waitMode {
             drain()
         } else {
@@ -247,7 +266,9 @@ extension RedisTransport: RedisConnectionOwner {
             return
         }
         if reply.type == REDIS_REPLY_STRING {
-            return // the health check's answer (``publisherHealthCheck``)
+            // The health check's answer (``publisherHealthCheck``), or an XADD's entry ID.
+            if let bytes = RedisReply.bytes(reply), !RedisReply.equals(bytes, "portrunloop.health") { loopState.confirmedUncounted += 1 }
+            return
         }
         if reply.type == REDIS_REPLY_ERROR {
             let message = RedisReply.string(reply) ?? "error"

@@ -2,13 +2,15 @@ import PortRunLoopBus
 import PortRunLoopKit
 
 extension RedisTransport {
-    /// Encodes the whole PUBLISH command on the calling thread (a typed error for bad input) and
+    /// Encodes the whole PUBLISH (or, for a durable name, XADD) command on the calling thread (a typed error for bad input) and
     /// publishes from the loop. From another thread the command joins the post queue: the first
     /// post of a batch rings the loop once (one `perform`), and the loop takes every queued command
     /// at once (``publishQueued()``). Not ready (the connection down or being restored): kept, up
     /// to the endpoint's limit.
     func post(_ envelope: NotificationEnvelope) throws(BusNotificationError) {
-        let item = try PendingPublish(envelope, sender: localName ?? "", format: endpoint.payloadFormat)
+        // A durable name is appended to its stream (XADD) instead of published.
+        let streamLength = durableNames.isEmpty || !durableNames.contains(envelope.name) ? nil : endpoint.durable?.maximumLength
+        let item = try PendingPublish(envelope, sender: localName ?? "", format: endpoint.payloadFormat, streamLength: streamLength)
         guard !isClosed else { throw .disconnected }
         if loop.isCurrentThread {
             // Whatever other threads queued before stays ahead of this post.

@@ -3,18 +3,21 @@ import Foundation
 import PortRunLoopBus
 import PortRunLoopKit
 
-/// A channel (SUBSCRIBE: one notification name) or a pattern (PSUBSCRIBE: every name).
+/// A channel (SUBSCRIBE: one notification name), a pattern (PSUBSCRIBE: every name), or a durable
+/// name's stream (XREADGROUP, on the reading connection).
 ///
 /// Thread-safety: a value type.
 package enum SubscriptionKey: Hashable, Sendable {
     case channel(String)
     case pattern(String)
+    case stream(String)
 
-    /// The token's rule: `SUBSCRIBE <channel>` or `PSUBSCRIBE <pattern>`.
+    /// The token's rule: `SUBSCRIBE <channel>`, `PSUBSCRIBE <pattern>` or `XREADGROUP <key>`.
     package var rule: String {
         switch self {
         case .channel(let channel): "SUBSCRIBE " + channel
         case .pattern(let pattern): "PSUBSCRIBE " + pattern
+        case .stream(let key): "XREADGROUP " + key
         }
     }
 
@@ -23,6 +26,8 @@ package enum SubscriptionKey: Hashable, Sendable {
             self = .channel(String(rule.dropFirst("SUBSCRIBE ".count)))
         } else if rule.hasPrefix("PSUBSCRIBE ") {
             self = .pattern(String(rule.dropFirst("PSUBSCRIBE ".count)))
+        } else if rule.hasPrefix("XREADGROUP ") {
+            self = .stream(String(rule.dropFirst("XREADGROUP ".count)))
         } else {
             return nil
         }
@@ -40,19 +45,34 @@ struct SubscriptionState {
 }
 
 extension RedisTransport {
+    /// Subscribes to what observing the name takes (its channel, its stream, or for every name the
+    /// pattern and every durable stream), one after the other; the token's rule lists them, one
+    /// per line.
     func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken {
-        let key: SubscriptionKey
+        let keys: [SubscriptionKey]
         switch subscription {
         case .notifications(let name, _):
-            // The object is filtered by the center; the channel is the name's.
-            key = name.map { .channel(RedisChannelNaming.channel(for: $0)) } ?? .pattern(RedisChannelNaming.anyNamePattern)
+            // The object is filtered by the center; the channel or stream is the name's.
+            keys = subscriptionKeys(forName: name)
         }
         guard !isClosed else { throw .disconnected }
+        for (index, key) in keys.enumerated() {
+            do {
+                try subscribe(key)
+            } catch {
+                for done in keys[..<index] { onLoop { $0.unwant(done) } }
+                throw error
+            }
+        }
+        return TransportSubscriptionToken(rule: keys.map(\.rule).joined(separator: "\n"))
+    }
+
+    private func subscribe(_ key: SubscriptionKey) throws(BusNotificationError) {
         let waiter = makeWaiter()
         guard onLoop({ $0.want(key, waiter) }) else { throw .disconnected }
         switch waiter.wait(timeout: callTimeout) {
         case .success?:
-            return TransportSubscriptionToken(rule: key.rule)
+            return
         case .failure(let error)?:
             onLoop { $0.unwant(key) }
             throw error
@@ -62,13 +82,29 @@ extension RedisTransport {
         }
     }
 
+    func subscriptionRegistered(_ token: TransportSubscriptionToken) {
+        for rule in token.rule.split(separator: "\n") {
+            guard case .stream(let key)? = SubscriptionKey(rule: String(rule)) else { continue }
+            onLoop { $0.observeStream(key, by: 1) }
+        }
+    }
+
     func unsubscribe(_ token: TransportSubscriptionToken) {
-        guard let key = SubscriptionKey(rule: token.rule) else { return }
-        onLoop { $0.unwant(key) }
+        for rule in token.rule.split(separator: "\n") {
+            guard let key = SubscriptionKey(rule: String(rule)) else { continue }
+            onLoop { transport in
+                if case .stream(let stream) = key { transport.observeStream(stream, by: -1) }
+                transport.unwant(key)
+            }
+        }
     }
 
     /// One more observation wants `key` (loop thread); `waiter` hears when it is in effect.
     private func want(_ key: SubscriptionKey, _ waiter: LoopWaiter) {
+        if case .stream(let stream) = key {
+            wantStream(stream, waiter)
+            return
+        }
         let state = loopState
         state.subscriptions[key, default: SubscriptionState()].wanted += 1
         guard state.ready else {
@@ -89,6 +125,10 @@ extension RedisTransport {
 
     /// One observation less (loop thread).
     func unwant(_ key: SubscriptionKey) {
+        if case .stream(let stream) = key {
+            unwantStream(stream)
+            return
+        }
         guard var entry = loopState.subscriptions[key], entry.wanted > 0 else { return }
         entry.wanted -= 1
         loopState.subscriptions[key] = entry
@@ -117,6 +157,7 @@ extension RedisTransport {
         switch key {
         case .channel(let channel): name = channel
         case .pattern(let pattern): name = pattern
+        case .stream: return
         }
         if subscriber.send([Array(command.utf8), Array(name.utf8)]) {
             state.subscriptions[key]?.inFlight = true
@@ -142,6 +183,9 @@ extension RedisTransport {
     /// Fails every caller waiting for a subscription (the connection is gone), or those of `keys`.
     func failSubscriptionWaiters(of keys: [SubscriptionKey]? = nil, with error: BusNotificationError) {
         let state = loopState
+        if keys == nil {
+            for waiter in state.durable.takeWaiters() { waiter.finish(.failure(error)) }
+        }
         for key in keys ?? Array(state.subscriptions.keys) {
             let waiters = state.subscriptions[key]?.waiters ?? []
             state.subscriptions[key]?.waiters.removeAll()
@@ -206,6 +250,8 @@ extension RedisTransport {
     func drain() {
         let state = loopState
         state.drainScheduled = false
+        // What a durable read delivered is acknowledged once delivered, and the next read sent.
+        defer { if loopState.reader != nil { acknowledgeAndContinue() } }
         var messages: [IncomingMessage?] = []
         swap(&messages, &state.spareInbox) // uniquely referenced, so the inbox appends in place
         swap(&messages, &state.inbox)

@@ -20,6 +20,9 @@ import PortRunLoopKit
 ///   reopened with back-off (``RedisReconnectPolicy``), every subscription is restored, then kept
 ///   posts are sent and the recovery is reported (``TransportDelegate/transportReconnected()``).
 ///
+/// Durable names (``RedisEndpoint/durable``) are appended to Redis Streams and read by a third
+/// connection instead (RedisTransport+Durable.swift).
+///
 /// Thread-safety: `@unchecked Sendable`. `shared` and `postQueue` are guarded by their own locks;
 /// `loopState` is read and written on `loop`'s thread only, except by a `close()` made after the
 /// loop shut down, on the closing thread (the loop's thread is gone, and the shutdown it saw
@@ -30,6 +33,8 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     let logger: Logger
     let callTimeout: Duration
     let localName: String?
+    /// ``RedisDurableNotifications/names`` (empty without durable names): what `post` looks up.
+    let durableNames: Set<String>
 
     /// The private mode the transport's sockets, timers and connection events also run in, so that
     /// a caller on the loop's thread can wait for the server (``LoopWaiter``).
@@ -60,6 +65,10 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
     final class LoopState {
         var publisher: RedisConnection?
         var subscriber: RedisConnection?
+        /// The connection that reads durable streams (endpoints with ``RedisEndpoint/durable``).
+        var reader: RedisConnection?
+        /// The durable streams observed, and the reading connection's state.
+        let durable = DurableStreams()
         /// Every channel or pattern someone observes, and where it stands at the server.
         var subscriptions: [SubscriptionKey: SubscriptionState] = [:]
         /// Subscriptions sent after the subscriber (re)connected and not confirmed yet.
@@ -112,6 +121,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         self.logger = logger
         self.callTimeout = callTimeout
         self.localName = Self.makeSenderName()
+        self.durableNames = endpoint.durable?.names ?? []
         self.loopState = LoopState(reconnectDelay: endpoint.reconnectPolicy.initialDelay)
         BrokenPipeSignal.ignoreIfDefault()
     }
@@ -205,6 +215,7 @@ final class RedisTransport: NotificationTransport, @unchecked Sendable {
         // counted as unconfirmed. The subscription ends at once either way.
         if loopRuns { state.publisher?.closeAfterReplies() } else { state.publisher?.drop("closed") }
         state.subscriber?.drop("closed")
+        state.reader?.drop("closed")
         let unsent = state.buffered.count
         state.buffered.removeAll()
         shared.withLock { shared in

@@ -62,6 +62,25 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
     ///
     /// Thread-safety: a value type.
     public var healthChecks = 0
+    /// Durable entries acknowledged (`XACK`) after their delivery to the observations.
+    ///
+    /// Thread-safety: a value type.
+    public var durableAcknowledged = 0
+    /// Durable entries read again that this center had already delivered (their acknowledgement
+    /// was lost with a connection): acknowledged, not delivered twice.
+    ///
+    /// Thread-safety: a value type.
+    public var durableRedeliveriesSkipped = 0
+    /// Times a reading connection found its consumer group had missed entries its stream trimmed
+    /// (``RedisDurableNotifications/maximumLength`` exceeded while it was away; logged as an error).
+    ///
+    /// Thread-safety: a value type.
+    public var durableRetentionGaps = 0
+    /// Durable entries lost to retention: trimmed before the group read them (at least one per
+    /// gap when the server cannot tell how many), or trimmed while handed out and not acknowledged.
+    ///
+    /// Thread-safety: a value type.
+    public var durableLostToRetention = 0
 
     /// All zero.
     ///
@@ -75,6 +94,8 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
         "published \(published), confirmed \(publishConfirmed), errors \(publishErrors), unconfirmed at disconnect \(unconfirmedAtDisconnect), "
             + "buffered \(bufferedWhileDisconnected), dropped while disconnected \(droppedWhileDisconnected), received \(received), "
             + "malformed \(malformed), losses \(connectionLosses), failed attempts \(failedAttempts), reconnections \(reconnections), "
-            + "subscriptions confirmed \(subscriptionsConfirmed), health checks \(healthChecks)"
+            + "subscriptions confirmed \(subscriptionsConfirmed), health checks \(healthChecks), "
+            + "durable acknowledged \(durableAcknowledged), durable redeliveries skipped \(durableRedeliveriesSkipped), "
+            + "retention gaps \(durableRetentionGaps), lost to retention \(durableLostToRetention)"
     }
 }

@@ -5,7 +5,7 @@
 //       connects, prints "ready", then for each line "burst N" on stdin sends N sink messages and a
 //       flush, for each line "rounds N" makes N echo round trips, and prints "done"; exits at the end
 //       of stdin (a client to trace or profile on its own: strace, perf, callgrind).
-//   CrossProcessBenchPeer notify-send|notify-receive|notify-ping|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare] ADDRESS
+//   CrossProcessBenchPeer notify-send|notify-receive|notify-ping|notify-echo dbus.ours|dbus.raw|redis.ours|redis.raw[.bare|.durable] ADDRESS
 //       the bus-notification scenarios' second process (BusNotificationPeerProcess.swift).
 //   CrossProcessBenchPeer idle-connect tcp PORT COUNT
 //       opens COUNT TCP connections to 127.0.0.1:PORT, prints "ready", sends nothing, and exits at

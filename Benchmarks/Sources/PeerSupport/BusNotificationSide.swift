@@ -103,23 +103,32 @@ public struct BusNotificationPeer: Sendable, Hashable {
     ///
     /// Thread-safety: immutable.
     public let fields: Bool
+    /// Whether the notifications are durable (Redis only): posted with `XADD` to the name's stream
+    /// and read through a consumer group (`XREADGROUP`, `XACK`), as `RedisEndpoint.durable` makes
+    /// a center do, instead of `PUBLISH` and `SUBSCRIBE`.
+    ///
+    /// Thread-safety: immutable.
+    public let durable: Bool
 
-    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours`, `dbus.ours.fields` or
-    /// `redis.raw.bare`.
+    /// The argument `CrossProcessBenchPeer` takes for it, e.g. `dbus.ours`, `dbus.ours.fields`,
+    /// `redis.raw.bare` or `redis.ours.fields.durable`.
     ///
     /// Thread-safety: any thread.
     public var argument: String {
         "\(transport.lowercased()).\(implementation.lowercased())" + (bare ? ".bare" : "") + (fields ? ".fields" : "")
+            + (durable ? ".durable" : "")
     }
 
-    /// The benchmark name's last part: `Ours`, `Raw`, `Ours.Fields`, `Ours.Bare`, `Raw.Bare`.
+    /// The benchmark name's last part: `Ours`, `Raw`, `Ours.Fields`, `Ours.Bare`, `Raw.Bare`,
+    /// `Raw.Durable`, `Ours.Fields.Durable`.
     ///
     /// Thread-safety: any thread.
-    public var rowName: String { implementation + (bare ? ".Bare" : "") + (fields ? ".Fields" : "") }
+    public var rowName: String { implementation + (bare ? ".Bare" : "") + (fields ? ".Fields" : "") + (durable ? ".Durable" : "") }
 
     /// Thread-safety: any thread.
-    public init(transport: String, implementation: String, burst: Int, bare: Bool = false, fields: Bool = false) {
+    public init(transport: String, implementation: String, burst: Int, bare: Bool = false, fields: Bool = false, durable: Bool = false) {
         (self.transport, self.implementation, self.burst, self.bare, self.fields) = (transport, implementation, burst, bare, fields)
+        self.durable = durable
     }
 
     /// The peer named by a `CrossProcessBenchPeer` argument, or nil.
@@ -141,18 +150,21 @@ public struct BusNotificationPeer: Sendable, Hashable {
         BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, fields: true),
         BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000, bare: true),
         BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, bare: true),
+        BusNotificationPeer(transport: "Redis", implementation: "Raw", burst: 10_000, durable: true),
+        BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, durable: true),
+        BusNotificationPeer(transport: "Redis", implementation: "Ours", burst: 10_000, fields: true, durable: true),
     ]
 
     /// Connects a side to `address` (a bus address, or a Redis port on 127.0.0.1).
     ///
     /// Thread-safety: any thread.
     public func connect(_ address: String, role: BusNotificationRole) throws -> any BusNotificationSide {
-        if bare, transport != "Redis" { throw CrossProcessFailure("bare peers are Redis only") }
+        if bare || durable, transport != "Redis" { throw CrossProcessFailure("bare and durable peers are Redis only") }
         return switch (transport, implementation) {
         case ("DBus", "Raw"): try RawDBusNotificationSide(address: address, role: role)
-        case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role, bare: bare)
+        case ("Redis", "Raw"): try RawRedisNotificationSide(port: Self.port(address), role: role, bare: bare, durable: durable)
         case ("DBus", _): try OursBusNotificationSide(dbus: address, role: role, fields: fields)
-        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role, bare: bare, fields: fields)
+        default: try OursBusNotificationSide(redisPort: Self.port(address), role: role, bare: bare, fields: fields, durable: durable)
         }
     }
 

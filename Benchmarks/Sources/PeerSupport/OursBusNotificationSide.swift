@@ -88,10 +88,18 @@ final class OursBusNotificationSide: BusNotificationSide, @unchecked Sendable {
         }
     }
 
-    convenience init(redisPort port: Int, role: BusNotificationRole, bare: Bool = false, fields: Bool = false) throws {
+    convenience init(redisPort port: Int, role: BusNotificationRole, bare: Bool = false, fields: Bool = false,
+                     durable: Bool = false) throws {
         let thread = try RunLoopThread(name: "bench-bus")
+        var endpoint = RedisEndpoint(port: port)
+        if durable {
+            // Every bench name durable; a group of its own per process (each process gets every entry).
+            endpoint.durable = RedisDurableNotifications(
+                names: [.init(BusNotificationNames.burst), .init(BusNotificationNames.ping), .init(BusNotificationNames.pong)],
+                group: "bench-ours-\(getpid())", consumer: "c")
+        }
         do {
-            try self.init(thread: thread, center: BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop),
+            try self.init(thread: thread, center: BusNotificationCenter(redis: endpoint, loop: thread.loop),
                           role: role, bare: bare, fields: fields)
         } catch {
             thread.stop()

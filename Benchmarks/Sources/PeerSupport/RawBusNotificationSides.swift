@@ -43,8 +43,8 @@ final class RawDBusNotificationSide: BusNotificationSide, @unchecked Sendable {
 final class RawRedisNotificationSide: BusNotificationSide, @unchecked Sendable {
     private let client: UnsafeMutableRawPointer
 
-    init(port: Int, role: BusNotificationRole, bare: Bool) throws {
-        guard let client = cbench_bus_redis_open(Int32(port), role.observed, bare ? 1 : 0) else {
+    init(port: Int, role: BusNotificationRole, bare: Bool, durable: Bool = false) throws {
+        guard let client = cbench_bus_redis_open(Int32(port), role.observed, bare ? 1 : 0, durable ? 1 : 0) else {
             throw CrossProcessFailure("raw Redis: cannot connect to 127.0.0.1:\(port) or subscribe")
         }
         self.client = client

@@ -35,10 +35,21 @@ package protocol NotificationTransport: AnyObject, Sendable {
     func post(_ envelope: NotificationEnvelope) throws(BusNotificationError)
     /// Asks the bus for what `subscription` describes.
     func subscribe(_ subscription: TransportSubscription) throws(BusNotificationError) -> TransportSubscriptionToken
+    /// The center registered the observation `token` was made for: what the transport receives
+    /// from now on reaches it (a transport that reads what it was away for waits for this before
+    /// it reads). The default does nothing.
+    func subscriptionRegistered(_ token: TransportSubscriptionToken)
     /// Withdraws a subscription (asynchronously; the center filters locally meanwhile).
     func unsubscribe(_ token: TransportSubscriptionToken)
     /// Closes the connection (on the loop's thread; queued there when called from another).
     func close()
+}
+
+extension NotificationTransport {
+    /// Nothing to do.
+    ///
+    /// Thread-safety: any thread.
+    package func subscriptionRegistered(_ token: TransportSubscriptionToken) {}
 }
 
 /// What a transport subscribes to for the center. (A transport's own signals, such as D-Bus match

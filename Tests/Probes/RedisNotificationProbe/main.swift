@@ -8,6 +8,9 @@
 //   RedisNotificationProbe echo <port> <in-name> <out-name> <count>
 //       prints "ready" once observing <in-name>, posts each one it receives again as <out-name>
 //       with the same object and userInfo, and exits after <count>.
+//   RedisNotificationProbe observe-durable <port> <name> <group> <consumer>
+//       observes the durable name <name> as <consumer> of <group>, prints "ready", then
+//       "seq <seq>" for each notification it receives, until it is killed.
 // Exit status: 0 done, 1 failed (the error is printed), 3 not done within 60 seconds (a safety
 // bound, never used for ordering).
 import Foundation
@@ -26,14 +29,20 @@ func fail(_ message: String) -> Never {
 
 let arguments = CommandLine.arguments
 guard arguments.count == 6, let port = Int(arguments[2]) else {
-    fail("usage: RedisNotificationProbe post <port> <name> <count> <tag> | echo <port> <in-name> <out-name> <count>")
+    fail("usage: RedisNotificationProbe post <port> <name> <count> <tag> | echo <port> <in-name> <out-name> <count>"
+         + " | observe-durable <port> <name> <group> <consumer>")
 }
 let done = DispatchSemaphore(value: 0)
 let thread: RunLoopThread
 let center: BusNotificationCenter
 do {
     thread = try RunLoopThread(name: "redis-probe")
-    center = try BusNotificationCenter(redis: RedisEndpoint(port: port), loop: thread.loop)
+    var endpoint = RedisEndpoint(port: port)
+    if arguments[1] == "observe-durable" {
+        endpoint.durable = RedisDurableNotifications(names: [.init(arguments[3])], group: arguments[4], consumer: arguments[5],
+                                                     blockTimeout: .milliseconds(200))
+    }
+    center = try BusNotificationCenter(redis: endpoint, loop: thread.loop)
 } catch {
     fail("\(error)")
 }
@@ -72,6 +81,18 @@ case "echo":
     observation.remove()
     do { try center.flushRedisPosts() } catch { fail("\(error)") }
     say("echoed \(count)")
+case "observe-durable":
+    let observation: BusObservation
+    do {
+        observation = try center.addObserver(forName: .init(arguments[3]), on: thread.loop) { note in
+            say("seq \(note.userInfo?["seq"] as? Int ?? -1)")
+        }
+    } catch {
+        fail("\(error)")
+    }
+    say("ready")
+    guard done.wait(timeout: .now() + 60) == .success else { say("timeout"); exit(3) } // never signalled: killed before
+    observation.remove()
 default:
     fail("unknown mode \(arguments[1])")
 }

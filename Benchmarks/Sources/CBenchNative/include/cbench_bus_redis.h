@@ -4,7 +4,12 @@
 // {"from": "bench-peer", "seq": N} (or, for a bare client, no userInfo and the object
 // "bench-peer"), with hiredis' synchronous API on one context (pipelined, replies read every 64),
 // and SUBSCRIBE on another context, reading each message's seq back from its payload (a bare
-// client counts messages instead).
+// client counts messages instead). A durable client does what BusNotificationCenter(redis:) does
+// for a durable name (RedisNotifications.md, "Durable notifications"): XADD ... MAXLEN ~ 100000 *
+// payload <payload> instead of PUBLISH, and, observing, XGROUP CREATE ... $ MKSTREAM, then
+// XREADGROUP GROUP <group> c COUNT 100 BLOCK 1000 STREAMS <key> > on the second context, each
+// read's entries handed out one by one and acknowledged (XACK, written with the next read) once
+// they all were.
 //
 // No system headers here (see cbench_sockets.h); a client is an opaque pointer.
 // Thread-safety: each client is used by one thread.
@@ -13,9 +18,10 @@
 
 /// Two connections to the server at 127.0.0.1:`port`; when `observed_name` is not NULL, the second
 /// is subscribed to that notification's channel (confirmed on return). A `bare` client posts
-/// notifications with an object and no userInfo (no seq: it supports bursts, not round trips).
+/// notifications with an object and no userInfo (no seq: it supports bursts, not round trips). A
+/// `durable` client posts to and reads the notification's stream (see above) instead.
 /// NULL on failure. Thread-safety: any thread.
-void *cbench_bus_redis_open(int port, const char *observed_name, int bare);
+void *cbench_bus_redis_open(int port, const char *observed_name, int bare, int durable);
 
 /// Publishes `count` notifications named `name` (seq 0…count-1), pipelined, and reads every reply.
 /// Returns 0, or -1. Thread-safety: the thread that owns the client.
