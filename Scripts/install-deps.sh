@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building PortRunLoop needs on Debian/Ubuntu (libevent's, libdbus-1's and hiredis'
 # headers, pkg-config, dbus-daemon/dbus-send/dbus-monitor for the D-Bus tests,
-# redis-server/redis-cli for the Redis tests, and OpenSSL's headers, openssl and curl for the TLS
+# redis-server/redis-cli and stunnel4 for the Redis tests, and OpenSSL's headers, openssl and curl for the TLS
 # tests),
 # plus any extra apt packages named as arguments (e.g. valgrind, libjemalloc-dev). Idempotent:
 # installs nothing that is already there.
@@ -20,6 +20,9 @@ command -v gdbus >/dev/null 2>&1 || want+=(libglib2.0-bin)
 # redis-cli; the tests run their own server on a random loopback port, never the system one).
 pkg-config --exists hiredis 2>/dev/null || want+=(libhiredis-dev)
 command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || want+=(redis-server redis-tools)
+# stunnel, the TLS tunnel the Redis tests run between a center and a server that speaks only TLS
+# (hiredis 0.14 has no TLS: PortRunLoopRedis.docc/RedisNotifications.md, "Encrypted links").
+command -v stunnel4 >/dev/null 2>&1 || want+=(stunnel4)
 # PortRunLoopTLS: OpenSSL's headers, and the tools its tests run as peers (openssl s_server and
 # s_client, curl).
 pkg-config --exists openssl 2>/dev/null || want+=(libssl-dev)

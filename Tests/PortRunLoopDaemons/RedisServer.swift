@@ -24,14 +24,19 @@ public final class RedisServer: @unchecked Sendable {
     public let extraArguments: [String]
     /// The command the server is started through (see ``StreamingProcess``), kept for ``restart()``.
     public let launcher: [String]
+    /// The server's certificate and key when it speaks only TLS on ``port`` (no plain port).
+    public let tls: (certificate: String, key: String)?
     private let lock = NSLock()
     private var current: StreamingProcess? // guarded by `lock`
 
-    /// Starts a server on a free loopback port.
-    public init(extraArguments: [String] = [], launcher: [String] = []) throws {
+    /// Starts a server on a free loopback port; with `tls`, a server that speaks only TLS there
+    /// (`--tls-port`, with `--port 0`), with that certificate and key, not asking clients for one.
+    public init(extraArguments: [String] = [], launcher: [String] = [],
+                tls: (certificate: String, key: String)? = nil) throws {
         port = try freeLoopbackPort()
         self.extraArguments = extraArguments
         self.launcher = launcher
+        self.tls = tls
         try start()
     }
 
@@ -44,8 +49,12 @@ public final class RedisServer: @unchecked Sendable {
     /// Starts the server (after ``kill()``): throws ``RedisServerError/notReady(_:)`` with its
     /// output when it did not get ready within 10 s (the port taken meanwhile, say).
     public func start() throws {
-        let process = try StreamingProcess(RedisTools.server, [
-            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        let listening = tls.map { tls in
+            ["--port", "0", "--tls-port", "\(port)", "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
+             "--tls-auth-clients", "no"]
+        } ?? ["--port", "\(port)"]
+        let process = try StreamingProcess(RedisTools.server, listening + [
+            "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--daemonize", "no", "--logfile", "", "--protected-mode", "yes",
         ] + extraArguments, launcher: launcher)
         guard process.wait(for: "Ready to accept connections", seconds: 10) else {
@@ -83,11 +92,13 @@ public final class RedisServer: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Runs `redis-cli -p <port> arguments…`, authenticated with `password` when given (through
-    /// the environment, not the command line); its status and output, or nil as the status when
-    /// it did not exit within 20 s (it is then killed).
-    public func runCLI(_ arguments: [String], password: String? = nil) throws -> (status: Int32?, output: String) {
-        let process = try StreamingProcess(RedisTools.cli, ["-h", "127.0.0.1", "-p", "\(port)"] + arguments,
+    /// Runs `redis-cli -p <port> arguments…` (with `--tls` and `--cacert` when `tlsCA` is given),
+    /// authenticated with `password` when given (through the environment, not the command line);
+    /// its status and output, or nil as the status when it did not exit within 20 s (it is then
+    /// killed).
+    public func runCLI(_ arguments: [String], password: String? = nil, tlsCA: String? = nil) throws -> (status: Int32?, output: String) {
+        let tlsArguments = tlsCA.map { ["--tls", "--cacert", $0] } ?? []
+        let process = try StreamingProcess(RedisTools.cli, ["-h", "127.0.0.1", "-p", "\(port)"] + tlsArguments + arguments,
                                            environment: password.map { ["REDISCLI_AUTH": $0] } ?? [:])
         defer { process.stop() }
         let status = process.waitForExit(seconds: 20)

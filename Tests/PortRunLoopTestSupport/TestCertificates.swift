@@ -1,27 +1,27 @@
 import Foundation
-import Testing
-import PortRunLoopTestSupport
 
 /// Certificates made for one test with the `openssl` command-line tool, in a directory of their
 /// own (removed when released): a CA, a server certificate for `localhost` and `127.0.0.1` signed
 /// by it, a client certificate signed by it, and an unrelated CA. EC P-256 keys (fast to make).
 ///
 /// Thread-safety: `Sendable`; immutable after it is made.
-final class TestCertificates: Sendable {
+public final class TestCertificates: Sendable {
     static let openssl = "/usr/bin/openssl"
 
-    let directory: String
+    /// The directory the files are in (removed when released).
+    public let directory: String
 
     /// The CA that signed the server and client certificates.
-    var caCertificate: String { directory + "/ca.pem" }
-    var serverCertificate: String { directory + "/server.pem" }
-    var serverKey: String { directory + "/server.key" }
-    var clientCertificate: String { directory + "/client.pem" }
-    var clientKey: String { directory + "/client.key" }
+    public var caCertificate: String { directory + "/ca.pem" }
+    public var serverCertificate: String { directory + "/server.pem" }
+    public var serverKey: String { directory + "/server.key" }
+    public var clientCertificate: String { directory + "/client.pem" }
+    public var clientKey: String { directory + "/client.key" }
     /// A CA that signed nothing here.
-    var otherCACertificate: String { directory + "/other-ca.pem" }
+    public var otherCACertificate: String { directory + "/other-ca.pem" }
 
-    init() throws {
+    /// Makes the certificates (`openssl req` and `x509`); throws ``SetupFailure`` when a step fails.
+    public init() throws {
         directory = NSTemporaryDirectory() + "prl-tls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try makeAuthority(name: "ca", subject: "/CN=PortRunLoop Test CA")
@@ -35,7 +35,7 @@ final class TestCertificates: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     /// The text of a file of the directory.
-    func text(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+    public func text(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
 
     private func openssl(_ arguments: [String]) throws {
         let (status, output) = try runTool(Self.openssl, arguments)
@@ -63,6 +63,7 @@ final class TestCertificates: Sendable {
 /// A test's setup that could not be done (a tool that failed), with its words.
 ///
 /// Thread-safety: a value type; `Sendable`.
-struct SetupFailure: Error, CustomStringConvertible {
-    let description: String
+public struct SetupFailure: Error, CustomStringConvertible {
+    /// What failed, and the tool's output.
+    public let description: String
 }
