@@ -120,10 +120,15 @@ public final class StreamingProcess: @unchecked Sendable {
 
     /// Waits until the output contains `needle`, at most `seconds`.
     public func wait(for needle: String, seconds: Double = 20) -> Bool {
+        wait(seconds: seconds) { $0.contains(needle) }
+    }
+
+    /// Waits until `condition` holds for the output so far, at most `seconds`.
+    public func wait(seconds: Double = 20, until condition: (String) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         collected.condition.lock(); defer { collected.condition.unlock() }
-        while !collected.text.contains(needle) {
-            if !collected.condition.wait(until: deadline) { return collected.text.contains(needle) }
+        while !condition(collected.text) {
+            if !collected.condition.wait(until: deadline) { return condition(collected.text) }
         }
         return true
     }

@@ -50,6 +50,12 @@ public final class StunnelTunnel: @unchecked Sendable {
     /// What stunnel logged so far (its connections, and the certificates it accepted or refused).
     public var output: String { process.output }
 
+    /// Waits (at most `seconds`) until stunnel logged `needle` at least `count` times; false if it
+    /// had not.
+    public func waitForLog(_ needle: String, count: Int = 1, seconds: Double = 10) -> Bool {
+        process.wait(seconds: seconds) { $0.components(separatedBy: needle).count - 1 >= count }
+    }
+
     /// Stops the tunnel (SIGKILL, waited for) and removes its directory. Idempotent.
     public func stop() {
         process.stop()

@@ -39,9 +39,9 @@ extension RedisServer {
     /// ``runCLI(_:password:)`` for a test: a `redis-cli` that did not exit within 20 s is an issue
     /// (and status -1).
     @discardableResult
-    func cli(_ arguments: [String], password: String? = nil,
+    func cli(_ arguments: [String], password: String? = nil, tlsCA: String? = nil,
              sourceLocation: SourceLocation = #_sourceLocation) throws -> (status: Int32, output: String) {
-        let (status, output) = try runCLI(arguments, password: password)
+        let (status, output) = try runCLI(arguments, password: password, tlsCA: tlsCA)
         guard let status else {
             Issue.record("redis-cli \(arguments) did not exit within 20 s", sourceLocation: sourceLocation)
             return (-1, output)

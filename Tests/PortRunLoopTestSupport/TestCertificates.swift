@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Thread-safety: `Sendable`; immutable after it is made.
 public final class TestCertificates: Sendable {
-    static let openssl = "/usr/bin/openssl"
+    /// The `openssl` command-line tool.
+    public static let openssl = "/usr/bin/openssl"
 
     /// The directory the files are in (removed when released).
     public let directory: String
@@ -66,4 +67,7 @@ public final class TestCertificates: Sendable {
 public struct SetupFailure: Error, CustomStringConvertible {
     /// What failed, and the tool's output.
     public let description: String
+
+    /// A failure described by `description`.
+    public init(description: String) { self.description = description }
 }
