@@ -24,14 +24,28 @@ extension StreamConnection {
     /// Reports `event` to ``onEvent`` now (inside the connection's own handling, where user code
     /// may run).
     func report(_ event: StreamConnectionEvent) {
+        reportDeferredEvents()
         onEvent?(self, event)
     }
 
     /// Reports `event` before the loop's next turn: found inside a call of the user's (a write, a
-    /// close), it must not re-enter the caller's code.
+    /// close), it must not re-enter the caller's code. Events kept this way are reported in order,
+    /// and before any found later: a readiness handled before the queued block runs (the peer's
+    /// end, say) reports them first, so none is reported after ``StreamConnectionEvent/closed(_:)``
+    /// or lost with the handlers.
     func reportLater(_ event: StreamConnectionEvent) {
+        deferredEvents.append(event)
+        guard deferredEvents.count == 1 else { return }
         let box = LoopConfined(self)
-        _ = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.report(event) }))
+        _ = loop.enqueue(QueuedWork(modes: modeSet, kind: .block { box.value.reportDeferredEvents() }))
+    }
+
+    /// Reports the events ``reportLater(_:)`` kept, oldest first.
+    func reportDeferredEvents() {
+        while !deferredEvents.isEmpty {
+            let event = deferredEvents.removeFirst()
+            onEvent?(self, event)
+        }
     }
 
     /// Ends the connection: stops watching, frees the transport, closes the descriptor, drops what
@@ -80,6 +94,7 @@ extension StreamConnection {
 
     /// Reports the close, then releases the handlers.
     private func deliverClosed(_ error: StreamConnectionError?) {
+        reportDeferredEvents()
         let handler = onEvent
         onRead = nil
         onEvent = nil

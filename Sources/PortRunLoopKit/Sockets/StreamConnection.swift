@@ -79,6 +79,8 @@ public final class StreamConnection {
     var outputShutdownRequested = false
     var outputShutDown = false
     var closesAfterFlush = false
+    /// Events found inside a call of the user's, reported before the next turn (``reportLater(_:)``).
+    var deferredEvents: [StreamConnectionEvent] = []
     /// Below the high-water mark since it was last below the low one.
     /// Whether the outbound queue is below the high-water mark (since it last drained below the
     /// low one): false while a writer should wait for ``StreamConnectionEvent/writabilityChanged(_:)``.
