@@ -62,7 +62,9 @@ done
 failed=0
 for target in "${selected[@]}"; do
   corpus="$scratch/corpus/$target"
-  artifacts="$scratch/artifacts/$target/"
+  # Not "$scratch/artifacts": SwiftPM owns that directory of its scratch path and empties it when
+  # it builds (another target's build, run beside this one, would take the reproducer's home).
+  artifacts="$scratch/findings/$target/"
   log="$scratch/logs/$target.log"
   mkdir -p "$corpus" "$artifacts"
   echo "--- fuzz: $target for $seconds s ($(( $(date +%s) - start )) s)"
