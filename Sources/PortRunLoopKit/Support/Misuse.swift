@@ -30,7 +30,7 @@ package enum Misuse {
     /// Thread-safety: any thread.
     @inline(never)
     package static func fail(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
-        fatalError("PortRunLoop misuse: \(message) (at \(file):\(line))", file: file, line: line)
+        stopProcess("PortRunLoop misuse", message, file: file, line: line)
     }
 }
 
@@ -56,6 +56,11 @@ package enum InternalFailure {
     /// Thread-safety: any thread.
     @inline(never)
     package static func fail(_ message: String, file: StaticString = #fileID, line: UInt = #line) -> Never {
-        fatalError("PortRunLoop internal error: \(message) (at \(file):\(line))", file: file, line: line)
+        stopProcess("PortRunLoop internal error", message, file: file, line: line)
     }
+}
+
+/// `fatalError` with "`kind`: `message` (at `file`:`line`)", which it prints in every build.
+private func stopProcess(_ kind: String, _ message: String, file: StaticString, line: UInt) -> Never {
+    fatalError("\(kind): \(message) (at \(file):\(line))", file: file, line: line)
 }
