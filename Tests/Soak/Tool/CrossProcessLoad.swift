@@ -30,9 +30,9 @@ final class CrossProcessLoad: SoakLoad, @unchecked Sendable {
     private var publication: PublishedMessagePort?
     private var child: StreamingProcess?
     /// The peer's incarnation requesters should talk to, and whether it is being killed.
-    private let peer = Mutex<(incarnation: Int, alive: Bool)>((0, false))
+    private let peer = TracedMutex<(incarnation: Int, alive: Bool)>((0, false))
     /// Per incarnation: one-way messages accepted, and the peer's last counts.
-    private let books = Mutex<[Int: PeerBooks]>([:])
+    private let books = TracedMutex<[Int: PeerBooks]>([:])
     private var lastRestart = 0.0
     private var retiring: [(incarnation: Int, settleAt: Double)] = []
     private var requester: PacedThread?
@@ -59,7 +59,7 @@ final class CrossProcessLoad: SoakLoad, @unchecked Sendable {
         self.owner = owner
         let port = MessagePort(queueLimit: 16)
         let ledger = self.ledger
-        let lastSeen = Mutex<[UInt64: UInt64]>([:])
+        let lastSeen = TracedMutex<[UInt64: UInt64]>([:])
         port.setHandler { message in
             guard message.msgid == SoakChild.requestID, let data = message.components.first,
                   let incarnation = Payload.value(data), let sequence = Payload.value(data, at: 1) else {

@@ -28,7 +28,7 @@ final class NotificationLoad: SoakLoad, @unchecked Sendable {
     /// Per poster: the number of posts that returned (the next post's number).
     let posted: [SoakCounter]
     /// The redirectors of observer threads that are alive: every post goes through them too.
-    let liveRedirectors = Mutex<[NotificationRedirector]>([])
+    let liveRedirectors = TracedMutex<[NotificationRedirector]>([])
     private let hubs: SoakHubs
     private let ledger: SoakLedger
     private let stopFlag = StopFlag()

@@ -72,7 +72,7 @@ final class PipeChannel: Sendable {
     let loop: PortRunLoop
     let check: SequenceCheck
     private let ledger: SoakLedger
-    private let state = Mutex(State())
+    private let state = TracedMutex(State())
 
     private struct State {
         var readFD: Int32 = -1

@@ -37,9 +37,9 @@ final class RedisLoad: SoakLoad, @unchecked Sendable {
     private var poster: PacedThread?
     private var checks: [SequenceCheck] = []
     /// When each recent post was made (seconds since the start), by stream and number modulo 65,536.
-    private let postTimes = Mutex([[Double]](repeating: [Double](repeating: 0, count: 65_536), count: 2))
+    private let postTimes = TracedMutex([[Double]](repeating: [Double](repeating: 0, count: 65_536), count: 2))
     /// The outages: from the kill to both centers connected again (nil: not yet).
-    private let outages = Mutex<[(start: Double, end: Double?)]>([])
+    private let outages = TracedMutex<[(start: Double, end: Double?)]>([])
     /// A's gaps near an outage, not yet weighed against its unconfirmed posts.
     private let ownGaps = SoakCounter()
     private var ownGapsSettled = 0

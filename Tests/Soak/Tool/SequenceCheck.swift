@@ -1,4 +1,5 @@
 import Foundation
+import PortRunLoopKit
 import Synchronization
 
 /// One sender's numbered messages to one receiver, where the documentation promises first in,
@@ -13,7 +14,7 @@ final class SequenceCheck: Sendable {
     let name: String
     private let ledger: SoakLedger
     private let onGap: (@Sendable (Range<UInt64>) -> Void)?
-    private let state = Mutex(State())
+    private let state = TracedMutex(State())
 
     private struct State {
         var accepted: UInt64 = 0
@@ -84,7 +85,7 @@ final class SequenceCheck: Sendable {
 final class JoinedSequence: Sendable {
     let name: String
     private let ledger: SoakLedger
-    private let state = Mutex(State())
+    private let state = TracedMutex(State())
 
     private struct State {
         var mustFrom: UInt64?

@@ -1,4 +1,5 @@
 import Foundation
+import PortRunLoopKit
 import Synchronization
 
 /// The soak's books: messages sent and delivered where delivery is promised, losses (promised
@@ -11,7 +12,7 @@ final class SoakLedger: Sendable {
     private let deliveredCount = Atomic<Int>(0)
     private let lostCount = Atomic<Int>(0)
     private let violationCount = Atomic<Int>(0)
-    private let tallies = Mutex<Tallies>(Tallies())
+    private let tallies = TracedMutex<Tallies>(Tallies())
     /// When the run started, for the times in violation messages.
     let start = ContinuousClock.now
 
@@ -95,11 +96,11 @@ final class SoakCounter: Sendable {
     func take() -> Int { count.exchange(0, ordering: .relaxed) }
 }
 
-/// A value behind a lock, shared by reference (a `Mutex` cannot be copied into closures).
+/// A value behind a lock, shared by reference (a mutex cannot be copied into closures; `TracedMutex`, which ThreadSanitizer sees).
 ///
 /// Thread-safety: `Sendable`; any thread.
 final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    private let mutex: TracedMutex<Value>
+    init(_ value: Value) { mutex = TracedMutex(value) }
     func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R { try mutex.withLock { try body(&$0) } }
 }

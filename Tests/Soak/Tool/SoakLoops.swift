@@ -14,7 +14,7 @@ enum SoakLoops {
         init(_ name: String, _ loop: PortRunLoop) { self.name = name; self.loop = loop }
     }
 
-    private static let entries = Mutex<[Entry]>([])
+    private static let entries = TracedMutex<[Entry]>([])
 
     /// A new `RunLoopThread`, tracked.
     static func thread(_ name: String) throws -> RunLoopThread {

@@ -1,3 +1,4 @@
+import PortRunLoopKit
 import CChildProcess
 import Foundation
 import Synchronization
@@ -9,7 +10,7 @@ import Synchronization
 /// Thread-safety: `Sendable`; ``start()`` on the main thread before any other thread exists.
 final class SignalWatch: Sendable {
     let flag = StopFlag()
-    private let received = Mutex<Int32?>(nil)
+    private let received = TracedMutex<Int32?>(nil)
 
     /// The first signal taken, if any.
     var signal: Int32? { received.withLock { $0 } }
@@ -41,8 +42,8 @@ final class SignalWatch: Sendable {
 ///
 /// Thread-safety: any thread.
 enum Watchdog {
-    private static let deadline = Mutex<ContinuousClock.Instant?>(nil)
-    private static let started = Mutex(false)
+    private static let deadline = TracedMutex<ContinuousClock.Instant?>(nil)
+    private static let started = TracedMutex(false)
 
     /// Sets the deadline `seconds` from now (starting the watching thread the first time).
     static func arm(seconds: Double, ledger: SoakLedger) {
