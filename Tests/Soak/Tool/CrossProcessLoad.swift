@@ -59,7 +59,7 @@ final class CrossProcessLoad: SoakLoad, @unchecked Sendable {
         self.owner = owner
         let port = MessagePort(queueLimit: 16)
         let ledger = self.ledger
-        let lastSeen = TracedMutex<[UInt64: UInt64]>([:])
+        let lastSeen = Shared<[UInt64: UInt64]>([:])
         port.setHandler { message in
             guard message.msgid == SoakChild.requestID, let data = message.components.first,
                   let incarnation = Payload.value(data), let sequence = Payload.value(data, at: 1) else {

@@ -80,7 +80,7 @@ final class LocalPortsLoad: SoakLoad, @unchecked Sendable {
                 }
             }
             let replyCheck = replyChecks[hub]
-            let lastRequest = TracedMutex<UInt64?>(nil)
+            let lastRequest = Shared<UInt64?>(nil)
             replyPorts[hub].setHandler { message in
                 guard let data = message.components.first, let request = Payload.value(data), let answer = Payload.value(data, at: 1) else {
                     return ledger.violation("ports: hub \(hub) got a malformed reply")
@@ -108,7 +108,7 @@ final class LocalPortsLoad: SoakLoad, @unchecked Sendable {
         let nextLoop = hubs[next]
         let ledger = self.ledger
         let requestID = UInt32(2 * senderCount)
-        let ticks = TracedMutex(0)
+        let ticks = Shared(0)
         let timer = RunLoopTimer(fireAt: Date(), interval: 0.005, repeats: true) { _ in
             let sequence = requestCheck.next
             if target.send(before: Date(), msgid: requestID, components: [Payload.data(sequence)], from: replies) {

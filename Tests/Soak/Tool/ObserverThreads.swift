@@ -110,7 +110,7 @@ final class ObserverThread {
             return (observation, redirector, center.queue(for: loop))
         }
         if kind == .exits {
-            let registered = TracedMutex<(NotificationObservation, NotificationRedirector, ThreadNotificationQueue)?>(nil)
+            let registered = Shared<(NotificationObservation, NotificationRedirector, ThreadNotificationQueue)?>(nil)
             let ready = DispatchSemaphore(value: 0)
             let until = Date(timeIntervalSinceNow: life)
             plain = JoinableThread(name: "soak-observer-\(id)") {

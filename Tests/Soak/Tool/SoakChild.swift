@@ -21,8 +21,8 @@ enum SoakChild {
               let rate = Double(arguments[3]) else { say("ERROR usage"); exit(2) }
         guard child_process_die_with_parent() == 0, getppid() == parent else { exit(3) }
         let registry = MessagePortNameRegistry(directory: arguments[0])
-        let stats = TracedMutex(PeerStats())
-        let expected = TracedMutex<UInt64?>(nil)
+        let stats = Mutex(PeerStats())
+        let expected = Mutex<UInt64?>(nil)
 
         let owner: RunLoopThread
         do { owner = try RunLoopThread(name: "soak-child-owner") } catch { say("ERROR \(error)"); exit(2) }
@@ -99,7 +99,7 @@ enum SoakChild {
         return (ends[0], ends[1])
     }
 
-    private static let output = TracedMutex(())
+    private static let output = Mutex(())
 
     static func say(_ line: String) {
         output.withLock { _ in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
