@@ -680,30 +680,21 @@ def bus_notification_table(run, label):
 
 def bus_notification_targets(run, label, row):
     """The bus-notification targets: ours (the userInfo as BusFields, as the floor carries it typed) against
-    C on the same library (libdbus-1, hiredis), one run; the [AnyHashable: Any] rows as information."""
+    C on the same library (libdbus-1, hiredis), one run; the [AnyHashable: Any] rows as information. The
+    durable rows (Redis Streams, `.Durable`) against the raw library doing the same XADD/XREADGROUP/XACK."""
     for transport in BUS_TRANSPORTS:
         for scenario, what in (("Throughput", "cost per notification, throughput"), ("RoundTrip", "round trip p50")):
-            fields, dictionary, raw = (run.get(f"BusNotification.{scenario}.{transport}.{peer}")
-                                       for peer in ("Ours.Fields", "Ours", "Raw"))
-            if fields and raw:
-                x = fields.per_op_ns(50) / raw.per_op_ns(50)
-                row(f"bus notifications over {transport} ≤ 1.3× the raw library ({what}; userInfo as BusFields)", label,
-                    f"{x:.2f}×", x <= 1.3)
-            if dictionary and raw:
-                x = dictionary.per_op_ns(50) / raw.per_op_ns(50)
-                row(f"(information) bus notifications over {transport} vs the raw library ({what}; userInfo as [AnyHashable: Any])",
-                    label, f"{x:.2f}×", None)
-            # Durable notifications (Redis Streams) against the same XADD/XREADGROUP/XACK on hiredis.
-            fields, dictionary, raw = (run.get(f"BusNotification.{scenario}.{transport}.{peer}.Durable")
-                                       for peer in ("Ours.Fields", "Ours", "Raw"))
-            if fields and raw:
-                x = fields.per_op_ns(50) / raw.per_op_ns(50)
-                row(f"durable notifications over {transport} ≤ 1.3× the raw library ({what}; userInfo as BusFields)", label,
-                    f"{x:.2f}×", x <= 1.3)
-            if dictionary and raw:
-                x = dictionary.per_op_ns(50) / raw.per_op_ns(50)
-                row(f"(information) durable notifications over {transport} vs the raw library ({what}; userInfo as [AnyHashable: Any])",
-                    label, f"{x:.2f}×", None)
+            for suffix, kind in (("", "bus"), (".Durable", "durable")):
+                fields, dictionary, raw = (run.get(f"BusNotification.{scenario}.{transport}.{peer}{suffix}")
+                                           for peer in ("Ours.Fields", "Ours", "Raw"))
+                if fields and raw:
+                    x = fields.per_op_ns(50) / raw.per_op_ns(50)
+                    row(f"{kind} notifications over {transport} ≤ 1.3× the raw library ({what}; userInfo as BusFields)", label,
+                        f"{x:.2f}×", x <= 1.3)
+                if dictionary and raw:
+                    x = dictionary.per_op_ns(50) / raw.per_op_ns(50)
+                    row(f"(information) {kind} notifications over {transport} vs the raw library ({what}; userInfo as [AnyHashable: Any])",
+                        label, f"{x:.2f}×", None)
 
 
 def server_tables(run, label):

@@ -2,8 +2,8 @@ import Foundation
 
 /// How a loop waits between turns: polling libevent while work is queued, spinning while a burst
 /// or a conversation is likely to bring more (``IdleSpin``), and parking in `event_base_loop` or on
-/// the doorbell otherwise. A run calls ``PortRunLoop/waitForEvents(until:now:)`` when a turn found
-/// nothing left to do.
+/// the doorbell otherwise. A run calls ``PortRunLoop/waitForEvents(until:now:)`` after a turn with
+/// no runnable work.
 extension PortRunLoop {
     /// Waits until work arrives, an fd is ready, or the monotonic time `wake` (the run's deadline
     /// or the mode's next timer, whichever is first).
