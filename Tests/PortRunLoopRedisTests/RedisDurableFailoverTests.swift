@@ -27,40 +27,24 @@ import PortRunLoopTestSupport
         let poster = try DurableMember("durable-failover-poster", endpoint: Self.endpoint(cluster, consumer: "poster"))
         defer { poster.shutDown() }
 
-        let posted = PortRunLoopTestSupport.Locked(0)
-        let stop = PortRunLoopTestSupport.Locked(false)
-        let posterDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var n = 0
-            while !stop.withLock({ $0 }) {
-                n += 1
-                do { try poster.post("failover.durable", n) } catch { break }
-                posted.withLock { $0 = n }
-                Thread.sleep(forTimeInterval: 0.002) // pacing: a post every 2 ms
-            }
-            posterDone.signal()
+        let pacer = PacedPoster(noticingLossOf: poster.center, on: poster.thread.loop) { n in
+            try poster.post("failover.durable", n)
         }
-        let noticed = PortRunLoopTestSupport.Locked<Int?>(nil)
-        let lossObservation = poster.center.addDisconnectionObserver(on: poster.thread.loop) { _ in
-            noticed.withLock { if $0 == nil { $0 = posted.withLock { $0 } } }
-        }
-        defer { lossObservation.remove() }
         #expect(observer.seen.wait(for: 100))
         cluster.master.kill()
-        let lastBeforeKill = posted.withLock { $0 }
+        let lastBeforeKill = pacer.last
         #expect(observer.seen.wait(seconds: 25) { $0.contains { $0.n > lastBeforeKill } }, "\(observer.center.redisMetrics!)")
-        let flowing = posted.withLock { $0 }
+        let flowing = pacer.last
         #expect(observer.seen.wait { ($0.last?.n ?? 0) > flowing + 100 })
-        stop.withLock { $0 = true }
-        #expect(posterDone.wait(timeout: .now() + 10) == .success)
+        #expect(pacer.stop())
         try poster.center.flushRedisPosts()
-        let last = posted.withLock { $0 }
+        let last = pacer.last
         #expect(observer.seen.wait { $0.last?.n == last })
 
         let numbers = observer.numbers
         let received = Set(numbers)
         let lost = (1...last).filter { !received.contains($0) }
-        let lossHeardAfter = try #require(noticed.withLock { $0 })
+        let lossHeardAfter = try #require(pacer.lastBeforeLoss)
         let posterMetrics = try #require(poster.center.redisMetrics)
         let observerMetrics = try #require(observer.center.redisMetrics)
         // Lost: only what the old master had taken (answered, or in flight) before the poster

@@ -53,38 +53,21 @@ import PortRunLoopTestSupport
             if (try? announcement.nextMessage()) != nil { announced.append(.now) }
         }
 
-        let posted = PortRunLoopTestSupport.Locked(0)
-        let stop = PortRunLoopTestSupport.Locked(false)
-        let posterDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var n = 0
-            while !stop.withLock({ $0 }) {
-                n += 1
-                do { try poster.center.post(name: .init("failover.stream"), userInfo: ["n": n]) } catch { break }
-                posted.withLock { $0 = n }
-                Thread.sleep(forTimeInterval: 0.002) // pacing: a post every 2 ms
-            }
-            posterDone.signal()
+        let pacer = PacedPoster(noticingLossOf: poster.center, on: poster.thread.loop) { n in
+            try poster.center.post(name: .init("failover.stream"), userInfo: ["n": n])
         }
-        // The last post made before the poster heard of the loss (one more may be under way).
-        let noticed = PortRunLoopTestSupport.Locked<Int?>(nil)
-        let lossObservation = poster.center.addDisconnectionObserver(on: poster.thread.loop) { _ in
-            noticed.withLock { if $0 == nil { $0 = posted.withLock { $0 } } }
-        }
-        defer { lossObservation.remove() }
         #expect(observer.seen.wait(for: 50))
         let killedAt = ContinuousClock.now
         cluster.master.kill() // returns once the process has exited
-        let lastBeforeKill = posted.withLock { $0 }
+        let lastBeforeKill = pacer.last
         // Flowing again: the observer gets posts made after the kill, and keeps getting them.
         #expect(observer.seen.wait(seconds: 25) { $0.contains { $0.n > lastBeforeKill } }, "\(poster.center.redisMetrics!)")
         let resumedAt = observer.seen.values.first { $0.n > lastBeforeKill }?.at ?? .now
-        let flowing = posted.withLock { $0 }
+        let flowing = pacer.last
         #expect(observer.seen.wait { ($0.last?.n ?? 0) > flowing + 100 })
-        stop.withLock { $0 = true }
-        #expect(posterDone.wait(timeout: .now() + 10) == .success)
+        #expect(pacer.stop())
         try poster.center.flushRedisPosts()
-        let last = posted.withLock { $0 }
+        let last = pacer.last
         #expect(poster.seen.wait { $0.last?.n == last })
         #expect(observer.seen.wait { $0.last?.n == last })
         #expect(announced.wait(for: 1))
@@ -100,7 +83,7 @@ import PortRunLoopTestSupport
         let metrics = try #require(poster.center.redisMetrics)
         let atPoster = Set(poster.seen.values.map(\.n))
         let lostAtPoster = (1...last).filter { !atPoster.contains($0) }
-        let lossHeardAfter = try #require(noticed.withLock { $0 })
+        let lossHeardAfter = try #require(pacer.lastBeforeLoss)
         #expect(lostAtPoster.allSatisfy { $0 <= lossHeardAfter + 1 }, "\(lostAtPoster) heard after \(lossHeardAfter) \(metrics)")
         #expect(metrics.droppedWhileDisconnected == 0)
         #expect(metrics.connectionLosses == 1 && metrics.reconnections == 1, "\(metrics)")
