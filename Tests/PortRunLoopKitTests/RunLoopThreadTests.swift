@@ -92,4 +92,20 @@ import PortRunLoopTestSupport
         #expect(thread.loop.isShutDown)
         #expect(!thread.loop.perform {})
     }
+    @Test func releasingTheLastReferenceStopsTheThreadAndLogsIt() throws {
+        let recorder = LogRecorder()
+        var thread: RunLoopThread? = try RunLoopThread(name: "released", logger: recorder.logger)
+        let loop = thread!.loop
+        let ran = Signal()
+        #expect(loop.perform { ran.fire() })
+        #expect(ran.wait())
+        #expect(thread?.isStopped == false)
+        thread = nil // its loop alone does not keep it running; the release stops and joins it
+        #expect(loop.isShutDown)
+        #expect(!loop.perform {})
+        let said = recorder.entries.filter { $0.message == "RunLoopThread released while running: stopping it" }
+        #expect(said.count == 1)
+        #expect(said.first?.level == .debug)
+        #expect(said.first?["portrunloop.loop"] == "released")
+    }
 }

@@ -15,6 +15,13 @@ import Synchronization
 /// ``PortRunLoopError/loopShutDown``, sends to its ports return false and messages still queued in
 /// them are discarded (and counted). Then the thread exits and `stop()` joins it.
 ///
+/// Releasing the last reference to a running `RunLoopThread` stops it as `stop()` does (logged at
+/// `.debug`). Its ``loop`` does not keep it running, and Swift may release an object right after
+/// its last use rather than at the end of the scope that holds it: an optimized build can stop a
+/// thread whose object a function only read `loop` from. Keep the `RunLoopThread` itself
+/// referenced for as long as its loop must run (a stored property, or
+/// `withExtendedLifetime(thread) { … }`), or call ``stop()`` where it should end.
+///
 /// Thread-safety: `Sendable`; every member is safe from any thread.
 public final class RunLoopThread: @unchecked Sendable {
     /// The thread's name (also its kernel name, truncated to 15 bytes).
@@ -205,6 +212,8 @@ public final class RunLoopThread: @unchecked Sendable {
     public var isStopped: Bool { lifecycle.phase.withLock { $0.isStopped } }
 
     deinit {
-        if lifecycle.phase.withLock({ if case .running = $0 { true } else { false } }) { stop() }
+        guard lifecycle.phase.withLock({ if case .running = $0 { true } else { false } }) else { return }
+        loop.logger.debug("RunLoopThread released while running: stopping it", metadata: [LogKey.loop: "\(name)"])
+        stop()
     }
 }
