@@ -11,7 +11,12 @@ import PortRunLoopKit
 /// An observation of a durable name waits for its group (`XGROUP CREATE … MKSTREAM`, `BUSYGROUP`
 /// meaning it exists), then the stream is read with the others. What a read returns is decoded
 /// into the inbox with the subscribed connection's messages and delivered by the same drain;
-/// after that drain the delivered IDs are acknowledged and the next read is sent.
+/// after that drain the delivered IDs are acknowledged and the next read is sent. A read that came
+/// back full (``RedisDurableNotifications/readCount`` entries of a stream: more are waiting) is
+/// followed by the next one at once, without `BLOCK`, before its entries are delivered
+/// (``DurableStreams/behind``): Redis reads the next batch while this process delivers the last,
+/// and the `XACK`s sent after the drain wait behind a read that returns at once, never behind a
+/// blocked one.
 extension RedisTransport {
     /// The subscription keys for observing `name` (nil: every name, durable ones included).
     func subscriptionKeys(forName name: String?) -> [SubscriptionKey] {
@@ -62,7 +67,8 @@ extension RedisTransport {
 
     /// Sends what the reading connection has to do next (loop thread, outside hiredis' calls):
     /// the groups wanted and not created, the retention checks, then one read if none is in flight.
-    func continueReading() {
+    /// A read of new entries blocks unless `readingAhead` (``DurableStreams/behind``).
+    func continueReading(readingAhead: Bool = false) {
         let state = loopState
         let durable = state.durable
         guard let config = endpoint.durable, let reader = state.reader, reader.isOpen, !isClosed else { return }
@@ -88,13 +94,16 @@ extension RedisTransport {
         let pending = readable.filter { durable.streams[$0]!.readsPending }
         var arguments = ["XREADGROUP", "GROUP", config.group, config.consumer, "COUNT", "\(config.readCount)"]
         if pending.isEmpty {
-            arguments += ["BLOCK", "\(config.blockMilliseconds(commandTimeout: endpoint.commandTimeout))", "STREAMS"]
+            if !readingAhead { arguments += ["BLOCK", "\(config.blockMilliseconds(commandTimeout: endpoint.commandTimeout))"] }
+            arguments += ["STREAMS"]
             arguments += readable + readable.map { _ in ">" }
         } else {
             arguments += ["STREAMS"] + pending + pending.map { durable.streams[$0]!.pendingCursor.description }
         }
         guard reader.send(Self.arguments(arguments)) else { return }
         durable.reading = true
+        durable.behind = false
+        if readingAhead, pending.isEmpty { shared.withLock { $0.metrics.durableReadsAhead += 1 } }
         durable.expected.append(.read(pending.isEmpty ? readable : pending, pending: !pending.isEmpty))
     }
 
@@ -189,6 +198,7 @@ extension RedisTransport {
             let key = String(decoding: keyBytes, as: UTF8.self)
             guard var stream = durable.streams[key] else { continue }
             if pending, entries.elements == 0 { stream.readsPending = false }
+            if !pending, let config = endpoint.durable, entries.elements >= config.readCount { durable.behind = true }
             var leftPending = false
             for position in 0..<entries.elements {
                 guard let entry = entries.element?[position]?.pointee, entry.type == REDIS_REPLY_ARRAY, entry.elements >= 2,

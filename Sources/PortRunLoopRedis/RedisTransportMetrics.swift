@@ -66,6 +66,12 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
     ///
     /// Thread-safety: a value type.
     public var durableAcknowledged = 0
+    /// Reads of new durable entries sent before the last read's entries were delivered, because
+    /// it came back full (``RedisDurableNotifications/readCount`` entries of a stream): the
+    /// observing center was behind its streams.
+    ///
+    /// Thread-safety: a value type.
+    public var durableReadsAhead = 0
     /// Durable entries read again that this center had already delivered (their acknowledgement
     /// was lost with a connection): acknowledged, not delivered twice.
     ///
@@ -95,7 +101,7 @@ public struct RedisTransportMetrics: Sendable, Equatable, CustomStringConvertibl
             + "buffered \(bufferedWhileDisconnected), dropped while disconnected \(droppedWhileDisconnected), received \(received), "
             + "malformed \(malformed), losses \(connectionLosses), failed attempts \(failedAttempts), reconnections \(reconnections), "
             + "subscriptions confirmed \(subscriptionsConfirmed), health checks \(healthChecks), "
-            + "durable acknowledged \(durableAcknowledged), durable redeliveries skipped \(durableRedeliveriesSkipped), "
+            + "durable acknowledged \(durableAcknowledged), durable reads ahead \(durableReadsAhead), durable redeliveries skipped \(durableRedeliveriesSkipped), "
             + "retention gaps \(durableRetentionGaps), lost to retention \(durableLostToRetention)"
     }
 }

@@ -5,8 +5,8 @@ import PortRunLoopBus
 ///
 /// One stream per durable name, read by one connection: group creations and retention checks
 /// first, then one `XREADGROUP` at a time (the consumer's own pending entries, without `BLOCK`,
-/// until none is left; then new entries, with `BLOCK`), and after each read's delivery the
-/// `XACK`s of what it delivered. Replies come in the order of their commands, so ``expected``
+/// until none is left; then new entries, with `BLOCK` unless the last read came back full), and
+/// after each read's delivery the `XACK`s of what it delivered. Replies come in the order of their commands, so ``expected``
 /// says what each one answers.
 ///
 /// Thread-safety: not `Sendable`; used on the transport's loop thread only.
@@ -49,6 +49,9 @@ final class DurableStreams {
     var expected: [Expected] = []
     /// An `XREADGROUP` is in flight.
     var reading = false
+    /// The last read of new entries came back full for some stream: the next read goes out before
+    /// its entries are delivered, without `BLOCK` (``RedisTransport/continueReading(readingAhead:)``).
+    var behind = false
     /// IDs delivered and not acknowledged yet, per stream: acknowledged after the drain that
     /// delivers them.
     var acknowledgements: [String: [String]] = [:]
@@ -66,6 +69,7 @@ final class DurableStreams {
         }
         expected.removeAll()
         reading = false
+        behind = false
         // Delivered and not acknowledged: the new connection reads them again as pending, and
         // ``Stream/lastDelivered`` acknowledges them without a second delivery.
         acknowledgements.removeAll()
