@@ -20,16 +20,18 @@ public final class EchoLoad: @unchecked Sendable {
         self.load = load
     }
 
-    /// One sample: `requests` request/echo exchanges, issued until `cap` has passed. Returns the
+    /// One sample: `requests` request/echo exchanges, issued until `cap` has passed: as fast as
+    /// the echoes come back, or with `rate` at that many requests per second in all, each
+    /// request's latency counted from when it was due (`cbench_echo_load_run_paced`). Returns the
     /// completed requests' latencies in ns (as many as were completed; unsorted).
     ///
     /// Thread-safety: the driving thread; blocks until every outstanding echo came back.
-    public func run(requests: Int, cap: Duration) -> ArraySlice<Int64> {
+    public func run(requests: Int, cap: Duration, rate: Int? = nil) -> ArraySlice<Int64> {
         if latencies.count < requests { latencies = [Int64](repeating: 0, count: requests) }
         let (seconds, attoseconds) = cap.components
         let capNs = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let completed = latencies.withUnsafeMutableBufferPointer {
-            cbench_echo_load_run(load, requests, capNs, $0.baseAddress)
+            cbench_echo_load_run_paced(load, requests, capNs, rate ?? 0, $0.baseAddress)
         }
         precondition(completed >= 0, "EchoLoad: a connection failed or an echo did not come back")
         return latencies[0..<completed]

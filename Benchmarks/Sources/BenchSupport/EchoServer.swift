@@ -53,6 +53,12 @@ extension Scenarios {
     ///
     /// Thread-safety: a constant.
     public static let echoRequests = 100_000
+    /// The offered load of the paced echo scenarios (`EchoServer.Conn100.At60k.<peer>`), requests
+    /// per second: below what every peer answers on the benchmark host (NIO's one loop thread,
+    /// the slowest, about 120,000 at 100 connections: half of it).
+    ///
+    /// Thread-safety: a constant.
+    public static let echoPacedRate = 60_000
     /// After this long a sample issues no new request; it ends once the outstanding ones are back.
     ///
     /// Thread-safety: a constant.
@@ -62,13 +68,15 @@ extension Scenarios {
     /// ``echoClientThreads`` client threads, each sending ``echoPayload``-byte requests and waiting
     /// for the echo, up to ``echoRequests`` per sample; with `idleConnections`, that many more are
     /// opened first, by a second process (``IdleConnections``), and held open without a byte while
-    /// the sample runs. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns` (of the
+    /// the sample runs; with `rate`, the clients offer that many requests per second in all
+    /// instead of as many as the server answers (``EchoLoad/run(requests:cap:rate:)``), so that
+    /// servers' latencies compare at the same load, below every peer's saturation. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns` (of the
     /// sample's per-request latencies), `serverCPUNs` (the server threads' CPU time), mallocs
     /// (process-wide: the server's; the C clients allocate nothing per request), context switches
     /// and `operations` (requests).
     ///
     /// Thread-safety: call from the benchmark registration closure only.
-    public static func echoServer(_ name: String, connections: Int = echoConnections, idleConnections: Int = 0,
+    public static func echoServer(_ name: String, connections: Int = echoConnections, idleConnections: Int = 0, rate: Int? = nil,
                                   make: @escaping @Sendable () throws -> any EchoServer) {
         let box = FixtureBox<EchoFixture>()
         Benchmark(
@@ -78,7 +86,7 @@ extension Scenarios {
                                            BenchMetrics.operations],
                                  warmupIterations: 2, scalingFactor: .kilo, maxDuration: .seconds(10), maxIterations: 10),
             closure: { benchmark in box.fixture!.runSample(benchmark) },
-            setup: { box.fixture = try EchoFixture(server: make(), connections: connections, idleConnections: idleConnections) },
+            setup: { box.fixture = try EchoFixture(server: make(), connections: connections, idleConnections: idleConnections, rate: rate) },
             teardown: { box.fixture?.shutDown(); box.fixture = nil }
         )
     }
@@ -89,9 +97,12 @@ final class EchoFixture {
     let server: any EchoServer
     let idle: IdleConnections?
     let load: EchoLoad
+    /// The offered load, requests per second (nil: as fast as the echoes come back).
+    let rate: Int?
 
-    init(server: any EchoServer, connections: Int, idleConnections: Int) throws {
+    init(server: any EchoServer, connections: Int, idleConnections: Int, rate: Int?) throws {
         self.server = server
+        self.rate = rate
         FileDescriptorLimit.raise()
         if idleConnections > 0 {
             do {
@@ -112,7 +123,7 @@ final class EchoFixture {
         let serverCPU = serverCPUNanoseconds()
         let start = ProcessCounters.nanoseconds()
         benchmark.startMeasurement()
-        let latencies = load.run(requests: Scenarios.echoRequests, cap: Scenarios.echoCap)
+        let latencies = load.run(requests: Scenarios.echoRequests, cap: Scenarios.echoCap, rate: rate)
         benchmark.stopMeasurement()
         let elapsed = ProcessCounters.nanoseconds() - start
         precondition(!latencies.isEmpty, "\(benchmark.name): no request completed")

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,10 +30,12 @@ struct client {
     int epoll_fd;
     struct connection *connections;
     int count;
+    struct connection **idle; // paced: the connections with no request outstanding (capacity `count`)
     // Per sample:
     long quota;
     long long start_ns;
     long long cap_ns;
+    long long interval_ns; // paced: one request per interval from this thread; 0: closed loop
     long long *latencies; // capacity `quota`
     long completed;
     int failed;
@@ -75,7 +78,8 @@ cbench_echo_load *cbench_echo_load_create(int port, int connections, int threads
         client->load = load;
         int share = connections / threads + (t < connections % threads ? 1 : 0);
         client->connections = calloc((size_t)share, sizeof *client->connections);
-        if (!client->connections) goto fail;
+        client->idle = calloc((size_t)share, sizeof *client->idle);
+        if (!client->connections || !client->idle) goto fail;
         client->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (client->epoll_fd < 0) goto fail;
         for (int i = 0; i < share; i++) {
@@ -102,8 +106,67 @@ static int send_request(struct client *client, struct connection *connection, lo
     return written == client->load->payload; // a fresh request on an idle connection never blocks
 }
 
+// Paced: request k of this thread is due at start + k × interval and goes out on a connection
+// with nothing outstanding (all busy: it waits for one). Its latency runs from when it was due,
+// not from when it went out, so a server that falls behind is charged for the requests it kept
+// waiting (no coordinated omission). The thread sleeps in epoll_pwait2 until the next is due
+// (timer slack 1 µs) or an echo comes.
+static void *client_main_paced(struct client *client) {
+    const int payload = client->load->payload;
+    unsigned char buffer[MAX_PAYLOAD];
+    struct epoll_event ready[256];
+    (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    int idle_count = 0;
+    for (int i = 0; i < client->count; i++) client->idle[idle_count++] = &client->connections[i];
+    long issued = 0, outstanding = 0;
+    long long due = client->start_ns;
+    const long long stop_issuing = client->start_ns + client->cap_ns;
+    for (;;) {
+        long long now = cbench_monotonic_ns();
+        while (issued < client->quota && due < stop_issuing && due <= now && idle_count > 0) {
+            if (!send_request(client, client->idle[--idle_count], due)) {
+                client->failed = 1;
+                return NULL;
+            }
+            issued++;
+            outstanding++;
+            due += client->interval_ns;
+        }
+        int issuing = issued < client->quota && due < stop_issuing;
+        if (!issuing && outstanding == 0) return NULL;
+        long long wait_ns = issuing && idle_count > 0 ? due - now : 100000000LL;
+        if (wait_ns < 0) wait_ns = 0;
+        struct timespec timeout = {.tv_sec = wait_ns / 1000000000LL, .tv_nsec = wait_ns % 1000000000LL};
+        int count = epoll_pwait2(client->epoll_fd, ready, 256, &timeout, NULL);
+        if (count < 0) {
+            if (errno == EINTR) continue;
+            client->failed = 1;
+            return NULL;
+        }
+        if (count == 0 && cbench_monotonic_ns() > stop_issuing + DRAIN_NS) {
+            client->failed = 1;
+            return NULL;
+        }
+        for (int i = 0; i < count; i++) {
+            struct connection *connection = ready[i].data.ptr;
+            ssize_t got = read(connection->fd, buffer, sizeof buffer);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            if (got <= 0 || connection->received + got > payload) {
+                client->failed = 1;
+                return NULL;
+            }
+            connection->received += (int)got;
+            if (connection->received < payload) continue;
+            client->latencies[client->completed++] = cbench_monotonic_ns() - connection->sent_at;
+            outstanding--;
+            client->idle[idle_count++] = connection;
+        }
+    }
+}
+
 static void *client_main(void *context) {
     struct client *client = context;
+    if (client->interval_ns > 0) return client_main_paced(client);
     const int payload = client->load->payload;
     unsigned char buffer[MAX_PAYLOAD];
     struct epoll_event ready[256];
@@ -156,6 +219,10 @@ static void *client_main(void *context) {
 }
 
 long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_ns, long long *latencies) {
+    return cbench_echo_load_run_paced(load, requests, cap_ns, 0, latencies);
+}
+
+long cbench_echo_load_run_paced(cbench_echo_load *load, long requests, long long cap_ns, long rate, long long *latencies) {
     long long start = cbench_monotonic_ns();
     long offset = 0;
     for (int t = 0; t < load->threads; t++) {
@@ -163,6 +230,7 @@ long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_n
         client->quota = requests / load->threads + (t < requests % load->threads ? 1 : 0);
         client->start_ns = start;
         client->cap_ns = cap_ns;
+        client->interval_ns = rate > 0 ? 1000000000LL * load->threads / rate : 0;
         client->latencies = latencies + offset;
         client->completed = 0;
         client->failed = 0;
@@ -195,6 +263,7 @@ void cbench_echo_load_destroy(cbench_echo_load *load) {
             struct client *client = &load->clients[t];
             for (int i = 0; i < client->count; i++) close(client->connections[i].fd);
             free(client->connections);
+            free(client->idle);
             if (client->epoll_fd >= 0) close(client->epoll_fd);
         }
         free(load->clients);
