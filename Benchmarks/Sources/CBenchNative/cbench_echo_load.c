@@ -106,14 +106,27 @@ static int send_request(struct client *client, struct connection *connection, lo
     return written == client->load->payload; // a fresh request on an idle connection never blocks
 }
 
+// Reads what `connection` has of its echo: 1 once the whole echo is in (its latency recorded, the
+// time it came in `*now`), 0 when more is to come, -1 when the connection closed or failed or sent
+// more than was asked.
+static int take_echo(struct client *client, struct connection *connection, long long *now) {
+    unsigned char buffer[MAX_PAYLOAD];
+    ssize_t got = read(connection->fd, buffer, sizeof buffer);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (got <= 0 || connection->received + got > client->load->payload) return -1;
+    connection->received += (int)got;
+    if (connection->received < client->load->payload) return 0;
+    *now = cbench_monotonic_ns();
+    client->latencies[client->completed++] = *now - connection->sent_at;
+    return 1;
+}
+
 // Paced: request k of this thread is due at start + k × interval and goes out on a connection
 // with nothing outstanding (all busy: it waits for one). Its latency runs from when it was due,
 // not from when it went out, so a server that falls behind is charged for the requests it kept
 // waiting (no coordinated omission). The thread sleeps in epoll_pwait2 until the next is due
 // (timer slack 1 µs) or an echo comes.
 static void *client_main_paced(struct client *client) {
-    const int payload = client->load->payload;
-    unsigned char buffer[MAX_PAYLOAD];
     struct epoll_event ready[256];
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     int idle_count = 0;
@@ -149,15 +162,12 @@ static void *client_main_paced(struct client *client) {
         }
         for (int i = 0; i < count; i++) {
             struct connection *connection = ready[i].data.ptr;
-            ssize_t got = read(connection->fd, buffer, sizeof buffer);
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-            if (got <= 0 || connection->received + got > payload) {
+            int taken = take_echo(client, connection, &now);
+            if (taken < 0) {
                 client->failed = 1;
                 return NULL;
             }
-            connection->received += (int)got;
-            if (connection->received < payload) continue;
-            client->latencies[client->completed++] = cbench_monotonic_ns() - connection->sent_at;
+            if (taken == 0) continue;
             outstanding--;
             client->idle[idle_count++] = connection;
         }
@@ -167,8 +177,6 @@ static void *client_main_paced(struct client *client) {
 static void *client_main(void *context) {
     struct client *client = context;
     if (client->interval_ns > 0) return client_main_paced(client);
-    const int payload = client->load->payload;
-    unsigned char buffer[MAX_PAYLOAD];
     struct epoll_event ready[256];
     long issued = 0, outstanding = 0;
     long long now = cbench_monotonic_ns();
@@ -194,16 +202,12 @@ static void *client_main(void *context) {
         }
         for (int i = 0; i < count; i++) {
             struct connection *connection = ready[i].data.ptr;
-            ssize_t got = read(connection->fd, buffer, sizeof buffer);
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-            if (got <= 0 || connection->received + got > payload) { // closed, failed, or more than was sent
+            int taken = take_echo(client, connection, &now);
+            if (taken < 0) {
                 client->failed = 1;
                 return NULL;
             }
-            connection->received += (int)got;
-            if (connection->received < payload) continue;
-            now = cbench_monotonic_ns();
-            client->latencies[client->completed++] = now - connection->sent_at;
+            if (taken == 0) continue;
             outstanding--;
             if (issued < client->quota && now < stop_issuing) {
                 if (!send_request(client, connection, now)) {
