@@ -106,14 +106,30 @@ static int send_request(struct client *client, struct connection *connection, lo
     return written == client->load->payload; // a fresh request on an idle connection never blocks
 }
 
+// Waits up to `wait_ns` for echoes: how many connections are ready (0 also when interrupted), or
+// -1 (the client failed) on an error or when none came for two seconds after `stop_issuing`.
+static int wait_for_echoes(struct client *client, struct epoll_event *ready, long long wait_ns, long long stop_issuing) {
+    struct timespec timeout = {.tv_sec = wait_ns / 1000000000LL, .tv_nsec = wait_ns % 1000000000LL};
+    int count = epoll_pwait2(client->epoll_fd, ready, 256, &timeout, NULL);
+    if (count < 0 && errno == EINTR) return 0;
+    if (count < 0 || (count == 0 && cbench_monotonic_ns() > stop_issuing + DRAIN_NS)) {
+        client->failed = 1;
+        return -1;
+    }
+    return count;
+}
+
 // Reads what `connection` has of its echo: 1 once the whole echo is in (its latency recorded, the
-// time it came in `*now`), 0 when more is to come, -1 when the connection closed or failed or sent
-// more than was asked.
+// time it came in `*now`), 0 when more is to come, -1 (the client failed) when the connection
+// closed or failed or sent more than was asked.
 static int take_echo(struct client *client, struct connection *connection, long long *now) {
     unsigned char buffer[MAX_PAYLOAD];
     ssize_t got = read(connection->fd, buffer, sizeof buffer);
     if (got < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
-    if (got <= 0 || connection->received + got > client->load->payload) return -1;
+    if (got <= 0 || connection->received + got > client->load->payload) {
+        client->failed = 1;
+        return -1;
+    }
     connection->received += (int)got;
     if (connection->received < client->load->payload) return 0;
     *now = cbench_monotonic_ns();
@@ -148,28 +164,14 @@ static void *client_main_paced(struct client *client) {
         int issuing = issued < client->quota && due < stop_issuing;
         if (!issuing && outstanding == 0) return NULL;
         long long wait_ns = issuing && idle_count > 0 ? due - now : 100000000LL;
-        if (wait_ns < 0) wait_ns = 0;
-        struct timespec timeout = {.tv_sec = wait_ns / 1000000000LL, .tv_nsec = wait_ns % 1000000000LL};
-        int count = epoll_pwait2(client->epoll_fd, ready, 256, &timeout, NULL);
-        if (count < 0) {
-            if (errno == EINTR) continue;
-            client->failed = 1;
-            return NULL;
-        }
-        if (count == 0 && cbench_monotonic_ns() > stop_issuing + DRAIN_NS) {
-            client->failed = 1;
-            return NULL;
-        }
+        int count = wait_for_echoes(client, ready, wait_ns > 0 ? wait_ns : 0, stop_issuing);
+        if (count < 0) return NULL;
         for (int i = 0; i < count; i++) {
-            struct connection *connection = ready[i].data.ptr;
-            int taken = take_echo(client, connection, &now);
-            if (taken < 0) {
-                client->failed = 1;
-                return NULL;
-            }
+            int taken = take_echo(client, ready[i].data.ptr, &now);
+            if (taken < 0) return NULL;
             if (taken == 0) continue;
             outstanding--;
-            client->idle[idle_count++] = connection;
+            client->idle[idle_count++] = ready[i].data.ptr;
         }
     }
 }
@@ -190,23 +192,12 @@ static void *client_main(void *context) {
     }
     const long long stop_issuing = client->start_ns + client->cap_ns;
     while (outstanding > 0) {
-        int count = epoll_wait(client->epoll_fd, ready, 256, 100);
-        if (count < 0) {
-            if (errno == EINTR) continue;
-            client->failed = 1;
-            return NULL;
-        }
-        if (count == 0 && cbench_monotonic_ns() > stop_issuing + DRAIN_NS) {
-            client->failed = 1;
-            return NULL;
-        }
+        int count = wait_for_echoes(client, ready, 100000000LL, stop_issuing);
+        if (count < 0) return NULL;
         for (int i = 0; i < count; i++) {
             struct connection *connection = ready[i].data.ptr;
             int taken = take_echo(client, connection, &now);
-            if (taken < 0) {
-                client->failed = 1;
-                return NULL;
-            }
+            if (taken < 0) return NULL;
             if (taken == 0) continue;
             outstanding--;
             if (issued < client->quota && now < stop_issuing) {
