@@ -20,7 +20,10 @@ import Synchronization
 /// its last use rather than at the end of the scope that holds it: an optimized build can stop a
 /// thread whose object a function only read `loop` from. Keep the `RunLoopThread` itself
 /// referenced for as long as its loop must run (a stored property, or
-/// `withExtendedLifetime(thread) { … }`), or call ``stop()`` where it should end.
+/// `withExtendedLifetime(thread) { … }`), or call ``stop()`` where it should end. Give
+/// `withExtendedLifetime` a closure that returns: with one that never does (`() -> Never`, a
+/// process's endless main loop), an optimized build has released the thread before the closure
+/// ran; call it inside that loop instead.
 ///
 /// Thread-safety: `Sendable`; every member is safe from any thread.
 public final class RunLoopThread: @unchecked Sendable {

@@ -1,7 +1,6 @@
 import CChildProcess
 import Foundation
 import PortRunLoopKit
-import Synchronization
 
 /// The soak's peer process (`portrunloop-soak --child <dir> <incarnation> <parent pid> <rate>`):
 /// it dies with its parent, publishes `child-<incarnation>` in `<dir>` (answering each request
@@ -21,8 +20,8 @@ enum SoakChild {
               let rate = Double(arguments[3]) else { say("ERROR usage"); exit(2) }
         guard child_process_die_with_parent() == 0, getppid() == parent else { exit(3) }
         let registry = MessagePortNameRegistry(directory: arguments[0])
-        let stats = Mutex(PeerStats())
-        let expected = Mutex<UInt64?>(nil)
+        let stats = TracedMutex(PeerStats())
+        let expected = TracedMutex<UInt64?>(nil)
 
         let owner: RunLoopThread
         do { owner = try RunLoopThread(name: "soak-child-owner") } catch { say("ERROR \(error)"); exit(2) }
@@ -84,12 +83,12 @@ enum SoakChild {
             }
         }
         // The owner thread and the publication live until the process is killed (a released
-        // RunLoopThread stops its thread).
-        withExtendedLifetime((owner, publication)) { () -> Never in
-            while true {
-                usleep(500_000)
-                say(stats.withLock { $0 }.line)
-            }
+        // RunLoopThread stops its thread). Extended inside the loop: around a closure that never
+        // returns, `withExtendedLifetime` let the optimizer release them before the `publish`.
+        while true {
+            usleep(500_000)
+            say(stats.withLock { $0 }.line)
+            withExtendedLifetime((owner, publication)) {}
         }
     }
 
@@ -99,7 +98,7 @@ enum SoakChild {
         return (ends[0], ends[1])
     }
 
-    private static let output = Mutex(())
+    private static let output = TracedMutex(())
 
     static func say(_ line: String) {
         output.withLock { _ in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
