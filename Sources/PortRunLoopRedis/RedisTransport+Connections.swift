@@ -237,9 +237,7 @@ extension RedisTransport: RedisConnectionOwner {
             return
         }
         if loop.currentMode != Self.waitMode {
-            // A full read: the next one goes out now, and Redis answers it while this one is
-            // delivered. Not from a queued drain: at most one batch waits beside the one delivered.
-            if connection === state.reader, state.durable.behind { continueReading(readingAhead: true) }
+            if connection === state.reader { readAheadIfBehind() }
             drain()
         } else {
             scheduleDrain()

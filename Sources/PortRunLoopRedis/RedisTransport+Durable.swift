@@ -107,6 +107,14 @@ extension RedisTransport {
         durable.expected.append(.read(pending.isEmpty ? readable : pending, pending: !pending.isEmpty))
     }
 
+    /// Before a drain that delivers a read at once (loop thread, outside hiredis' calls): when the
+    /// read came back full (``DurableStreams/behind``), the next one goes out now, and Redis answers
+    /// it while this one is delivered. Not before a queued drain: at most one batch waits beside the
+    /// one delivered.
+    func readAheadIfBehind() {
+        if loopState.durable.behind { continueReading(readingAhead: true) }
+    }
+
     /// After a drain delivered what was read: the delivered IDs are acknowledged, then the next
     /// read goes out (loop thread).
     func acknowledgeAndContinue() {

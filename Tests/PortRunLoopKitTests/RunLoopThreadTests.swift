@@ -92,6 +92,7 @@ import PortRunLoopTestSupport
         #expect(thread.loop.isShutDown)
         #expect(!thread.loop.perform {})
     }
+
     @Test func releasingTheLastReferenceStopsTheThreadAndLogsIt() throws {
         let recorder = LogRecorder()
         var thread: RunLoopThread? = try RunLoopThread(name: "released", logger: recorder.logger)

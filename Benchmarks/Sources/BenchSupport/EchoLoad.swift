@@ -22,7 +22,7 @@ public final class EchoLoad: @unchecked Sendable {
 
     /// One sample: `requests` request/echo exchanges, issued until `cap` has passed: as fast as
     /// the echoes come back, or with `rate` at that many requests per second in all, each
-    /// request's latency counted from when it was due (`cbench_echo_load_run_paced`). Returns the
+    /// request's latency counted from when it was due (`cbench_echo_load_run`). Returns the
     /// completed requests' latencies in ns (as many as were completed; unsorted).
     ///
     /// Thread-safety: the driving thread; blocks until every outstanding echo came back.
@@ -31,7 +31,7 @@ public final class EchoLoad: @unchecked Sendable {
         let (seconds, attoseconds) = cap.components
         let capNs = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         let completed = latencies.withUnsafeMutableBufferPointer {
-            cbench_echo_load_run_paced(load, requests, capNs, rate ?? 0, $0.baseAddress)
+            cbench_echo_load_run(load, requests, capNs, rate ?? 0, $0.baseAddress)
         }
         precondition(completed >= 0, "EchoLoad: a connection failed or an echo did not come back")
         return latencies[0..<completed]

@@ -70,8 +70,8 @@ extension Scenarios {
     /// opened first, by a second process (``IdleConnections``), and held open without a byte while
     /// the sample runs; with `rate`, the clients offer that many requests per second in all
     /// instead of as many as the server answers (``EchoLoad/run(requests:cap:rate:)``), so that
-    /// servers' latencies compare at the same load, below every peer's saturation. Reports wall clock, throughput, `requestsPerSecond`, `p99Ns` (of the
-    /// sample's per-request latencies), `serverCPUNs` (the server threads' CPU time), mallocs
+    /// servers' latencies compare at the same load, below every peer's saturation. Reports wall
+    /// clock, throughput, `requestsPerSecond`, `p99Ns` (of the sample's per-request latencies), `serverCPUNs` (the server threads' CPU time), mallocs
     /// (process-wide: the server's; the C clients allocate nothing per request), context switches
     /// and `operations` (requests).
     ///

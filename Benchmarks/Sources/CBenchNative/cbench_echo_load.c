@@ -213,11 +213,7 @@ static void *client_main(void *context) {
     return NULL;
 }
 
-long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_ns, long long *latencies) {
-    return cbench_echo_load_run_paced(load, requests, cap_ns, 0, latencies);
-}
-
-long cbench_echo_load_run_paced(cbench_echo_load *load, long requests, long long cap_ns, long rate, long long *latencies) {
+long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_ns, long rate, long long *latencies) {
     long long start = cbench_monotonic_ns();
     long offset = 0;
     for (int t = 0; t < load->threads; t++) {

@@ -6,8 +6,8 @@ import PortRunLoopBus
 /// One stream per durable name, read by one connection: group creations and retention checks
 /// first, then one `XREADGROUP` at a time (the consumer's own pending entries, without `BLOCK`,
 /// until none is left; then new entries, with `BLOCK` unless the last read came back full), and
-/// after each read's delivery the `XACK`s of what it delivered. Replies come in the order of their commands, so ``expected``
-/// says what each one answers.
+/// after each read's delivery the `XACK`s of what it delivered. Replies come in the order of their
+/// commands, so ``expected`` says what each one answers.
 ///
 /// Thread-safety: not `Sendable`; used on the transport's loop thread only.
 final class DurableStreams {

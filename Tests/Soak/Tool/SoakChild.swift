@@ -20,8 +20,8 @@ enum SoakChild {
               let rate = Double(arguments[3]) else { say("ERROR usage"); exit(2) }
         guard child_process_die_with_parent() == 0, getppid() == parent else { exit(3) }
         let registry = MessagePortNameRegistry(directory: arguments[0])
-        let stats = TracedMutex(PeerStats())
-        let expected = TracedMutex<UInt64?>(nil)
+        let stats = Shared(PeerStats())
+        let expected = Shared<UInt64?>(nil)
 
         let owner: RunLoopThread
         do { owner = try RunLoopThread(name: "soak-child-owner") } catch { say("ERROR \(error)"); exit(2) }

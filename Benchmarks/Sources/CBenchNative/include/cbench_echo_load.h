@@ -17,18 +17,16 @@ typedef struct cbench_echo_load cbench_echo_load;
 cbench_echo_load *cbench_echo_load_create(int port, int connections, int threads, int payload);
 
 /// One sample: `requests` request/echo exchanges in total over all connections, issued until
-/// CLOCK_MONOTONIC passes `cap_ns` after the start. Per-request latencies (send to last echoed
-/// byte, ns) are written to `latencies[0..<result]` (capacity `requests`). Returns the number of
-/// completed requests, or -1 when a connection failed or an echo did not come back within two
-/// seconds after the cap. Thread-safety: the driving thread; blocks until the sample ended.
-long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_ns, long long *latencies);
-
-/// `cbench_echo_load_run` at a fixed offered load: `rate` requests per second in all, spread evenly
-/// over the client threads, each request due at its time and sent on one of its thread's
-/// connections with nothing outstanding (all busy: it waits for one). A latency runs from when
-/// the request was due, so time spent waiting for a connection counts. `rate` 0: as fast as the
-/// echoes come back (`cbench_echo_load_run`). Thread-safety: as `cbench_echo_load_run`.
-long cbench_echo_load_run_paced(cbench_echo_load *load, long requests, long long cap_ns, long rate, long long *latencies);
+/// CLOCK_MONOTONIC passes `cap_ns` after the start. `rate` 0: each connection sends its next
+/// request as soon as its echo is in, and a latency runs from the send to the last echoed byte.
+/// `rate` > 0: a fixed offered load of `rate` requests per second in all, spread evenly over the
+/// client threads, each request due at its time and sent on one of its thread's connections with
+/// nothing outstanding (all busy: it waits for one); a latency runs from when the request was due,
+/// so time spent waiting for a connection counts. Latencies (ns) are written to
+/// `latencies[0..<result]` (capacity `requests`). Returns the number of completed requests, or -1
+/// when a connection failed or an echo did not come back within two seconds after the cap.
+/// Thread-safety: the driving thread; blocks until the sample ended.
+long cbench_echo_load_run(cbench_echo_load *load, long requests, long long cap_ns, long rate, long long *latencies);
 
 /// Closes every connection and frees the load. Thread-safety: the driving thread, once.
 void cbench_echo_load_destroy(cbench_echo_load *load);
